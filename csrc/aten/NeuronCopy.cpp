@@ -1,0 +1,95 @@
+// Copies between host and device and between devices (_copy_from, which
+// Tensor.copy_, .to(), .cpu() and .neuron() reach).
+//
+// Same dtype and the same dense layout on both sides: one HAL copy on the
+// current stream of the neuron side (asynchronous only for non_blocking with
+// pinned host memory; host reads otherwise synchronize). Anything else
+// (dtype conversion, strided views, broadcasting): ATen's CPU copy kernel on
+// host views of the device memory, in stream order.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/copy.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/resize.h>
+#include <torch/library.h>
+
+#include "aten/NeuronHostAccess.h"
+#include "aten/NeuronOpTracking.h"
+#include "runtime/NeuronHal.h"
+#include "runtime/NeuronHostAllocator.h"
+#include "runtime/NeuronStream.h"
+
+namespace torch_neuronx {
+namespace {
+
+bool same_dense_layout(const at::Tensor& a, const at::Tensor& b) {
+  return a.dtype() == b.dtype() && a.sizes().equals(b.sizes()) && a.strides().equals(b.strides()) &&
+         a.is_non_overlapping_and_dense() && b.is_non_overlapping_and_dense();
+}
+
+// First byte of a dense tensor's elements (strides are never negative).
+void* dense_start(const at::Tensor& t) {
+  return static_cast<char*>(t.storage().mutable_data()) + t.storage_offset() * t.element_size();
+}
+
+void copy_dense(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  const size_t n = static_cast<size_t>(src.numel()) * src.element_size();
+  const bool src_dev = src.is_privateuseone(), dst_dev = dst.is_privateuseone();
+  const at::Tensor& neuron_side = src_dev ? src : dst;
+  c10::Stream s = current_stream(neuron_side.device().index());
+  if (src_dev && dst_dev && src.device() != dst.device()) {
+    prepare_host_access(dst.device().index());  // the destination's earlier work first
+  }
+  nhal_copy_kind kind = src_dev && dst_dev ? NHAL_COPY_DEVICE_TO_DEVICE
+                        : src_dev          ? NHAL_COPY_DEVICE_TO_HOST
+                                           : NHAL_COPY_HOST_TO_DEVICE;
+  NEURON_HAL_CHECK(hal().memory.copy(hal_stream(s), dense_start(dst), dense_start(src), n, kind));
+  if (kind == NHAL_COPY_DEVICE_TO_DEVICE && src.device() == dst.device()) return;  // stream-ordered
+  const at::Tensor& host_side = src_dev ? dst : src;
+  if (kind != NHAL_COPY_DEVICE_TO_DEVICE && non_blocking && is_pinned_ptr(host_side.storage().data())) {
+    // Keep the pinned block out of reuse until the queued copy has run.
+    const c10::DataPtr& ptr = host_side.storage().data_ptr();
+    host_allocator().record_event(ptr.get(), ptr.get_context(), s);
+    return;
+  }
+  synchronize_stream(s);
+}
+
+void copy_through_host(const at::Tensor& src, const at::Tensor& dst) {
+  if (src.is_privateuseone()) prepare_host_access(src.device().index());
+  if (dst.is_privateuseone()) prepare_host_access(dst.device().index());
+  at::Tensor host_dst = dst.is_privateuseone() ? host_view(dst) : dst;
+  at::Tensor host_src = src.is_privateuseone() ? host_view(src) : src;
+  host_dst.copy_(host_src);
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  static OpCounter counter("aten::_copy_from");
+  counter.hit();
+  TORCH_CHECK(self.defined() && dst.defined(), "_copy_from: undefined source or destination tensor");
+  TORCH_CHECK((self.is_privateuseone() || self.is_cpu()) && (dst.is_privateuseone() || dst.is_cpu()),
+              "copies to or from neuron tensors support cpu and neuron devices, got ", self.device(),
+              " -> ", dst.device());
+  if (dst.numel() == 0) return dst;
+  if (same_dense_layout(self, dst)) {
+    copy_dense(self, dst, non_blocking);
+  } else {
+    copy_through_host(self, dst);
+  }
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  static OpCounter counter("aten::_copy_from_and_resize");
+  counter.hit();
+  dst.resize_(self.sizes());
+  return copy_from(self, dst, false);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+}
+
+}  // namespace torch_neuronx

@@ -1,0 +1,98 @@
+// The boxed CPU fallback for every op without a neuron kernel: arguments are
+// copied to the CPU, the CPU kernel runs, results are copied back (ATen's
+// cpu_fallback). It is the slow path: every run is counted and the first run
+// of each op warns (NeuronOpTracking.h).
+//
+// Before falling back it enforces what a device kernel would: all tensor
+// arguments on one neuron device (0-dim CPU tensors allowed as scalars), and
+// random ops draw from the neuron generator (a CPU generator seeded from its
+// Philox state), so results follow torch.manual_seed.
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/util/Exception.h>
+#include <torch/library.h>
+
+#include <optional>
+
+#include "aten/NeuronHostAccess.h"
+#include "aten/NeuronOpTracking.h"
+#include "runtime/NeuronGenerator.h"
+
+namespace torch_neuronx {
+namespace {
+
+void check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack, size_t first,
+                       std::optional<c10::Device>* out_device) {
+  std::optional<c10::Device> neuron;
+  std::optional<c10::Device> other;
+  auto visit = [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    if (t.is_privateuseone()) {
+      if (!neuron) neuron = t.device();
+      else if (*neuron != t.device()) other = t.device();
+    } else if (!(t.is_cpu() && t.dim() == 0)) {
+      other = t.device();
+    }
+  };
+  for (size_t i = first; i < stack.size(); ++i) {
+    const c10::IValue& v = stack[i];
+    if (v.isTensor()) visit(v.toTensor());
+    else if (v.isTensorList()) for (const at::Tensor& t : v.toTensorList()) visit(t);
+    else if (v.isOptionalTensorList()) {
+      for (std::optional<at::Tensor> t : v.toOptionalTensorList()) {
+        if (t.has_value()) visit(*t);
+      }
+    }
+  }
+  TORCH_CHECK(!neuron || !other, "Expected all tensors to be on the same device, but found at least two devices, ",
+              *neuron, " and ", other.value_or(*neuron), "! (when checking arguments for ",
+              op.schema().operator_name(), "; move them with .to(...) first)");
+  *out_device = neuron;
+}
+
+// Replaces a None or neuron Generator argument by a CPU generator seeded from
+// the neuron generator's (seed, offset), advancing that offset.
+void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& stack, size_t first,
+                           c10::Device device) {
+  const auto& args = op.schema().arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto& type = args[i].real_type();
+    bool is_gen = type->kind() == c10::TypeKind::GeneratorType ||
+                  (type->kind() == c10::TypeKind::OptionalType &&
+                   type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType);
+    if (!is_gen) continue;
+    c10::IValue& v = stack[first + i];
+    at::Generator neuron_gen;
+    if (v.isNone()) neuron_gen = default_generator(device.index());
+    else if (v.toGenerator().device().is_privateuseone()) neuron_gen = v.toGenerator();
+    else continue;  // an explicit CPU generator stays
+    auto* g = at::check_generator<NeuronGeneratorImpl>(neuron_gen);
+    uint64_t seed, offset;
+    {
+      std::lock_guard<std::mutex> lock(g->mutex_);
+      std::tie(seed, offset) = g->philox_reserve(1 << 20);
+    }
+    at::Generator cpu = at::make_generator<at::CPUGeneratorImpl>(seed ^ (offset * 0x9E3779B97F4A7C15ull));
+    v = c10::IValue(cpu);
+  }
+}
+
+void neuron_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const size_t first = stack->size() - schema.arguments().size();
+  std::optional<c10::Device> device;
+  check_same_device(op, *stack, first, &device);
+  if (device) substitute_generators(op, *stack, first, *device);
+  record_fallback(c10::toString(schema.operator_name()));
+  if (device) prepare_host_access(device->index());
+  at::native::cpu_fallback(op, stack);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&neuron_cpu_fallback>());
+}
+
+}  // namespace torch_neuronx

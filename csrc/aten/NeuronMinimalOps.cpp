@@ -1,0 +1,167 @@
+// The native ops every device must provide: tensor creation, views,
+// resizing and storage setting, fill/zero and scalar reads. Views only touch
+// metadata, so they share the CPU implementations; memory comes from the
+// neuron caching allocator on the tensor's device.
+#include <ATen/EmptyTensor.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_local_scalar_dense_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_cpu_dispatch.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/fill_native.h>
+#include <ATen/ops/resize_native.h>
+#include <ATen/ops/set_cpu_dispatch.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "aten/NeuronHostAccess.h"
+#include "aten/NeuronOpTracking.h"
+#include "runtime/NeuronCachingAllocator.h"
+#include "runtime/NeuronFunctions.h"
+#include "runtime/NeuronHal.h"
+#include "runtime/NeuronStream.h"
+
+namespace torch_neuronx {
+namespace {
+
+constexpr c10::DispatchKeySet kNeuronKeys(c10::DispatchKey::PrivateUse1);
+
+#define COUNT_OP(name)                  \
+  static OpCounter op_counter_(name);   \
+  op_counter_.hit()
+
+c10::DeviceIndex target_device(std::optional<c10::Device> device, std::optional<bool> pin_memory,
+                               std::optional<c10::Layout> layout) {
+  TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory),
+              "Only CPU tensors can be pinned; got pin_memory=True for a neuron tensor");
+  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
+              "neuron tensors must be strided; got layout ", c10::layout_or_default(layout));
+  c10::Device d = c10::device_or_default(device);
+  TORCH_CHECK(d.is_privateuseone(), "expected a neuron device, got ", d);
+  return resolve_device(d.has_index() ? d.index() : -1);
+}
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  COUNT_OP("aten::empty.memory_format");
+  c10::DeviceIndex index = target_device(device, pin_memory, layout);
+  const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, index));
+  return at::detail::empty_generic(size, &caching_allocator(), kNeuronKeys, c10::dtype_or_default(dtype),
+                                   memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
+                         std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  COUNT_OP("aten::empty_strided");
+  c10::DeviceIndex index = target_device(device, pin_memory, layout);
+  const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, index));
+  return at::detail::empty_strided_generic(size, stride, &caching_allocator(), kNeuronKeys,
+                                           c10::dtype_or_default(dtype));
+}
+
+at::Tensor as_strided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
+                      std::optional<c10::SymInt> storage_offset) {
+  COUNT_OP("aten::as_strided");
+  return at::cpu::as_strided_symint(self, size, stride, std::move(storage_offset));
+}
+
+at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size) {
+  COUNT_OP("aten::view");
+  return at::native::view(self, C10_AS_INTARRAYREF_SLOW(size));
+}
+
+at::Tensor reshape_alias(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
+  COUNT_OP("aten::_reshape_alias");
+  return at::native::_reshape_alias(self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride));
+}
+
+const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
+                          std::optional<c10::MemoryFormat> memory_format) {
+  COUNT_OP("aten::resize_");
+  // Growth reallocates through the storage's allocator (ours) and copies the
+  // old bytes with host stores, so wait for queued work on them first.
+  prepare_host_access(self.device().index());
+  return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size), memory_format);
+}
+
+at::Tensor& set_source_storage_offset(at::Tensor& self, at::Storage source, int64_t offset,
+                                      c10::IntArrayRef size, c10::IntArrayRef stride) {
+  COUNT_OP("aten::set_.source_Storage_storage_offset");
+  return at::cpu::set_(self, source, offset, size, stride);
+}
+
+at::Tensor& set_source_storage(at::Tensor& self, at::Storage source) {
+  COUNT_OP("aten::set_.source_Storage");
+  return at::native::set_(self, source);
+}
+
+at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source) {
+  COUNT_OP("aten::set_.source_Tensor");
+  return at::native::set_tensor_(self, source);
+}
+
+at::Tensor& set_empty(at::Tensor& self) {
+  COUNT_OP("aten::set_");
+  c10::Storage empty(c10::Storage::use_byte_size_t(), 0, &caching_allocator(), true);
+  return at::cpu::set_(self, empty, 0, {0}, {});
+}
+
+at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
+  COUNT_OP("aten::fill_.Scalar");
+  prepare_host_access(self.device().index());
+  at::Tensor host = host_view(self);
+  at::native::fill_(host, value);
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  COUNT_OP("aten::fill_.Tensor");
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
+              value.dim(), " dimensions.");
+  return fill_scalar(self, value.item());
+}
+
+at::Tensor& zero(at::Tensor& self) {
+  COUNT_OP("aten::zero_");
+  return fill_scalar(self, 0);
+}
+
+at::Scalar local_scalar_dense(const at::Tensor& self) {
+  COUNT_OP("aten::_local_scalar_dense");
+  TORCH_CHECK(self.numel() > 0, "_local_scalar_dense: the tensor has no elements");
+  // One element through the HAL on the current stream: a host read, so it
+  // synchronizes, and it works for drivers without host-addressable memory.
+  at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
+  c10::Stream s = current_stream(self.device().index());
+  const char* src = static_cast<const char*>(self.storage().data()) + self.storage_offset() * self.element_size();
+  NEURON_HAL_CHECK(hal().memory.copy(hal_stream(s), host.mutable_data_ptr(), src, self.element_size(),
+                                     NHAL_COPY_DEVICE_TO_HOST));
+  synchronize_stream(s);
+  return at::native::_local_scalar_dense_cpu(host);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty_memory_format);
+  m.impl("empty_strided", empty_strided);
+  m.impl("as_strided", as_strided);
+  m.impl("view", view);
+  m.impl("_reshape_alias", reshape_alias);
+  m.impl("resize_", resize_);
+  m.impl("set_.source_Storage_storage_offset", set_source_storage_offset);
+  m.impl("set_.source_Storage", set_source_storage);
+  m.impl("set_.source_Tensor", set_source_tensor);
+  m.impl("set_", set_empty);
+  m.impl("fill_.Scalar", fill_scalar);
+  m.impl("fill_.Tensor", fill_tensor);
+  m.impl("zero_", zero);
+  m.impl("_local_scalar_dense", local_scalar_dense);
+}
+
+}  // namespace torch_neuronx

@@ -1,0 +1,80 @@
+#include "aten/NeuronOpTracking.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <vector>
+
+namespace torch_neuronx {
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::vector<OpCounter*> counters;
+  std::map<std::string, int64_t> fallbacks;
+  std::set<std::string> warned;
+  std::atomic<bool> warn{[] {
+    const char* v = std::getenv("TORCH_NEURONX_FALLBACK_WARN");
+    return !(v && std::strcmp(v, "0") == 0);
+  }()};
+};
+
+Registry& registry() {
+  static auto* r = new Registry;
+  return *r;
+}
+
+}  // namespace
+
+OpCounter::OpCounter(const char* name) : name_(name) {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  registry().counters.push_back(this);
+}
+
+void record_fallback(const std::string& op) {
+  Registry& r = registry();
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.fallbacks[op]++;
+    first = r.warned.insert(op).second;
+  }
+  if (first && r.warn.load()) {
+    TORCH_WARN("The operator '", op,
+               "' is not implemented natively on the neuron device yet; it runs on the CPU with "
+               "copies of its arguments (counted in torch_neuronx.get_fallback_ops()). This "
+               "warning is shown once per operator; turn it off with "
+               "torch_neuronx.set_fallback_warnings(False) or TORCH_NEURONX_FALLBACK_WARN=0.");
+  }
+}
+
+std::map<std::string, int64_t> fallback_ops() {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  return registry().fallbacks;
+}
+
+std::map<std::string, int64_t> executed_ops() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::map<std::string, int64_t> out = r.fallbacks;
+  for (OpCounter* c : r.counters) {
+    if (c->count() > 0) out[c->name()] += c->count();
+  }
+  return out;
+}
+
+void clear_op_tracking() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.fallbacks.clear();
+  r.warned.clear();
+  for (OpCounter* c : r.counters) c->reset();
+}
+
+void set_fallback_warnings(bool enabled) { registry().warn.store(enabled); }
+bool fallback_warnings_enabled() { return registry().warn.load(); }
+
+}  // namespace torch_neuronx

@@ -1,0 +1,69 @@
+// torch_neuronx._C: the only code that includes Python.h. Thin wrappers over
+// the core; no logic beyond argument conversion.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include "aten/NeuronOpTracking.h"
+#include "runtime/NeuronCachingAllocator.h"
+#include "runtime/NeuronFunctions.h"
+#include "runtime/NeuronGenerator.h"
+#include "runtime/NeuronHal.h"
+#include "runtime/NeuronStream.h"
+
+namespace py = pybind11;
+using namespace torch_neuronx;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "TorchNeuron core bindings";
+
+  // Runtime state.
+  m.def("_lazy_init", &lazy_init);
+  m.def("_is_initialized", &is_initialized);
+  m.def("_is_in_bad_fork", &in_bad_fork);
+  m.def("_driver_info", [] {
+    const nhal_driver& d = hal();
+    const char* config = d.describe_config ? d.describe_config() : "";
+    return py::make_tuple(d.name, d.description, config);
+  });
+  m.def("_driver_names", [] { return std::string(nhal_driver_names()); });
+
+  // Devices.
+  m.def("_device_count", [] { return static_cast<int>(device_count_ensure_non_zero_or_zero()); });
+  m.def("_device_count_checked", [] { return static_cast<int>(device_count()); });
+  m.def("_current_device", [] { return static_cast<int>(current_device()); });
+  m.def("_set_device", [](int d) { set_device(static_cast<c10::DeviceIndex>(d)); });
+  m.def("_exchange_device", [](int d) { return static_cast<int>(exchange_device(static_cast<c10::DeviceIndex>(d))); });
+  m.def("_get_device_properties", [](int d) {
+    nhal_device_properties p = device_properties(static_cast<c10::DeviceIndex>(d));
+    return py::make_tuple(std::string(p.name), p.total_memory, p.cores_per_device, p.physical_core,
+                          (p.capabilities & NHAL_DEVICE_CAP_HOST_ADDRESSABLE) != 0);
+  });
+  m.def("_synchronize", [](int d) {
+    py::gil_scoped_release no_gil;
+    NEURON_HAL_CHECK(hal().device.synchronize(resolve_device(static_cast<c10::DeviceIndex>(d))));
+  });
+  m.def("_stream_priority", [](int64_t id, int device) {
+    return stream_priority(c10::Stream(c10::Stream::UNSAFE,
+                                       c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)),
+                                       id));
+  });
+
+  // Memory.
+  m.def("_empty_cache", [] { caching_allocator().emptyCache(); });
+  m.def("_mem_get_info", [](int d) { return caching_allocator().getMemoryInfo(static_cast<c10::DeviceIndex>(d)); });
+
+  // Random numbers.
+  m.def("_default_generator", [](int d) {
+    return py::reinterpret_steal<py::object>(
+        THPGenerator_initDefaultGenerator(default_generator(static_cast<c10::DeviceIndex>(d))));
+  });
+
+  // Op tracking.
+  m.def("_fallback_ops", &fallback_ops);
+  m.def("_executed_ops", &executed_ops);
+  m.def("_clear_op_tracking", &clear_op_tracking);
+  m.def("_set_fallback_warnings", &set_fallback_warnings);
+  m.def("_fallback_warnings_enabled", &fallback_warnings_enabled);
+}

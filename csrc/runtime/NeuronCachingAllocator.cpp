@@ -1,0 +1,103 @@
+#include "runtime/NeuronCachingAllocator.h"
+
+#include <c10/util/Exception.h>
+
+#include <memory>
+#include <vector>
+
+#include "runtime/NeuronDeviceCache.h"
+#include "runtime/NeuronFunctions.h"
+#include "runtime/NeuronHal.h"
+#include "runtime/NeuronStream.h"
+
+namespace torch_neuronx {
+namespace {
+
+std::vector<std::unique_ptr<DeviceCache>>& caches() {
+  static auto* all = [] {
+    auto* v = new std::vector<std::unique_ptr<DeviceCache>>();
+    for (c10::DeviceIndex i = 0; i < device_count(); ++i) v->push_back(std::make_unique<DeviceCache>(i));
+    return v;
+  }();
+  return *all;
+}
+
+DeviceCache& cache(c10::DeviceIndex device) { return *caches()[resolve_device(device)]; }
+
+void delete_block(void* ctx) {
+  if (!ctx) return;
+  auto* block = static_cast<Block*>(ctx);
+  caches()[block->device]->free(block);
+}
+
+void raw_delete(void* ptr) {
+  if (!ptr) return;
+  for (auto& c : caches()) {
+    if (Block* b = c->find_allocated(ptr)) {
+      c->free(b);
+      return;
+    }
+  }
+  TORCH_CHECK(false, "neuron allocator: ", ptr, " was not allocated by it (double free?)");
+}
+
+}  // namespace
+
+c10::DataPtr NeuronCachingAllocator::allocate_on(c10::DeviceIndex device, size_t nbytes) {
+  lazy_init();
+  device = resolve_device(device);
+  const c10::Device dev(c10::DeviceType::PrivateUse1, device);
+  if (nbytes == 0) return c10::DataPtr(nullptr, nullptr, &delete_block, dev);
+  Block* b = cache(device).malloc(nbytes, current_stream(device));
+  return c10::DataPtr(b->ptr, b, &delete_block, dev);
+}
+
+c10::DataPtr NeuronCachingAllocator::allocate(size_t nbytes) { return allocate_on(current_device(), nbytes); }
+
+c10::DeleterFnPtr NeuronCachingAllocator::raw_deleter() const { return &raw_delete; }
+
+void NeuronCachingAllocator::copy_data(void* dest, const void* src, size_t count) const {
+  c10::Stream s = current_stream();
+  NEURON_HAL_CHECK(hal().memory.copy(hal_stream(s), dest, src, count, NHAL_COPY_DEVICE_TO_DEVICE));
+  synchronize_stream(s);
+}
+
+bool NeuronCachingAllocator::initialized() { return is_initialized(); }
+
+void NeuronCachingAllocator::emptyCache(c10::MempoolId_t) {
+  if (!is_initialized()) return;
+  for (auto& c : caches()) c->empty_cache();
+}
+
+void NeuronCachingAllocator::recordStream(const c10::DataPtr& ptr, c10::Stream stream) {
+  if (!ptr.get() || ptr.get_deleter() != &delete_block) return;
+  cache(stream.device_index()).record_stream(static_cast<Block*>(ptr.get_context()), stream);
+}
+
+c10::CachingDeviceAllocator::DeviceStats NeuronCachingAllocator::getDeviceStats(c10::DeviceIndex device) {
+  return cache(device).stats();
+}
+
+void NeuronCachingAllocator::resetAccumulatedStats(c10::DeviceIndex device) { cache(device).reset_accumulated(); }
+
+void NeuronCachingAllocator::resetPeakStats(c10::DeviceIndex device) { cache(device).reset_peak(); }
+
+std::pair<size_t, size_t> NeuronCachingAllocator::getMemoryInfo(c10::DeviceIndex device) {
+  uint64_t free_bytes = 0, total = 0;
+  NEURON_HAL_CHECK(hal().device.get_memory_info(resolve_device(device), &free_bytes, &total));
+  return {free_bytes, total};
+}
+
+NeuronCachingAllocator& caching_allocator() {
+  static NeuronCachingAllocator allocator;
+  return allocator;
+}
+
+namespace {
+// Registered at load; the runtime itself starts on the first allocation.
+struct Register {
+  Register() { c10::SetAllocator(c10::DeviceType::PrivateUse1, &caching_allocator()); }
+} g_register;
+}  // namespace
+
+}  // namespace torch_neuronx

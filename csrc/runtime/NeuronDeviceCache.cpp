@@ -1,0 +1,278 @@
+#include "runtime/NeuronDeviceCache.h"
+
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <string>
+
+#include "runtime/NeuronHal.h"
+#include "runtime/NeuronStream.h"
+
+namespace torch_neuronx {
+namespace {
+
+constexpr size_t kMinBlock = 512;
+constexpr size_t kSmallLimit = 1 << 20;   // requests up to this use the small pool
+constexpr size_t kSmallSegment = 2 << 20;
+constexpr size_t kLargeRound = 2 << 20;
+constexpr size_t kLargeSplitRemainder = 1 << 20;
+
+using c10::CachingAllocator::StatType;
+
+size_t round_size(size_t n) { return n < kMinBlock ? kMinBlock : (n + kMinBlock - 1) / kMinBlock * kMinBlock; }
+
+template <typename Fn>
+void for_pool(c10::CachingAllocator::StatArray& a, bool small, Fn fn) {
+  fn(a[static_cast<size_t>(StatType::AGGREGATE)]);
+  fn(a[static_cast<size_t>(small ? StatType::SMALL_POOL : StatType::LARGE_POOL)]);
+}
+
+std::string bytes(uint64_t n) {
+  char buf[64];
+  if (n >= (1ull << 30)) snprintf(buf, sizeof(buf), "%.2f GiB", n / double(1ull << 30));
+  else if (n >= (1ull << 20)) snprintf(buf, sizeof(buf), "%.2f MiB", n / double(1ull << 20));
+  else snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(n));
+  return buf;
+}
+
+}  // namespace
+
+bool DeviceCache::BlockLess::operator()(const Block* a, const Block* b) const {
+  if (a->stream != b->stream) return a->stream < b->stream;
+  if (a->size != b->size) return a->size < b->size;
+  return reinterpret_cast<uintptr_t>(a->ptr) < reinterpret_cast<uintptr_t>(b->ptr);
+}
+
+Block* DeviceCache::malloc(size_t request, c10::Stream stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  process_pending(/*wait=*/false);
+  const size_t size = round_size(request);
+  const bool small = size <= kSmallLimit;
+  Block* block = take_free_block(size, stream.id(), small);
+  if (!block) {
+    const size_t segment = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
+    block = new_segment(segment, stream.id(), small, request);
+  }
+  split(block, size);
+  block->allocated = true;
+  block->requested = request;
+  live_[block->ptr] = block;
+  for_pool(stats_.allocation, small, [](auto& s) { s.increase(1); });
+  for_pool(stats_.allocated_bytes, small, [&](auto& s) { s.increase(block->size); });
+  for_pool(stats_.active, small, [](auto& s) { s.increase(1); });
+  for_pool(stats_.active_bytes, small, [&](auto& s) { s.increase(block->size); });
+  for_pool(stats_.requested_bytes, small, [&](auto& s) { s.increase(request); });
+  return block;
+}
+
+Block* DeviceCache::take_free_block(size_t size, c10::StreamId stream, bool small) {
+  Pool& pool = pool_for(small);
+  Block key;
+  key.stream = stream;
+  key.size = size;
+  key.ptr = nullptr;
+  auto it = pool.lower_bound(&key);
+  if (it == pool.end() || (*it)->stream != stream) return nullptr;
+  Block* b = *it;
+  pool.erase(it);
+  return b;
+}
+
+Block* DeviceCache::new_segment(size_t size, c10::StreamId stream, bool small, size_t request) {
+  void* ptr = nullptr;
+  nhal_status st = hal().memory.malloc(device_, size, &ptr);
+  if (st == NHAL_STATUS_OUT_OF_MEMORY || st == NHAL_STATUS_HOST_OUT_OF_MEMORY) {
+    stats_.num_alloc_retries++;
+    process_pending(/*wait=*/true);
+    release_free_segments();
+    st = hal().memory.malloc(device_, size, &ptr);
+  }
+  if (st == NHAL_STATUS_OUT_OF_MEMORY || st == NHAL_STATUS_HOST_OUT_OF_MEMORY) {
+    stats_.num_ooms++;
+    const auto agg = static_cast<size_t>(StatType::AGGREGATE);
+    int64_t allocated = stats_.allocated_bytes[agg].current;
+    int64_t reserved = stats_.reserved_bytes[agg].current;
+    TORCH_CHECK_WITH(OutOfMemoryError, false, nhal_last_error_message(), ". Of the memory in use, ",
+                     bytes(allocated), " is allocated by PyTorch and ", bytes(reserved - allocated),
+                     " is reserved by PyTorch but unallocated (requested ", bytes(request),
+                     ", rounded to a ", bytes(size),
+                     " segment). Free tensors you no longer need, call torch.neuron.empty_cache(), "
+                     "use smaller batches, or raise TORCH_NEURONX_EMU_HBM.");
+  }
+  NEURON_HAL_CHECK(st);
+  stats_.num_device_alloc++;
+  for_pool(stats_.segment, small, [](auto& s) { s.increase(1); });
+  for_pool(stats_.reserved_bytes, small, [&](auto& s) { s.increase(size); });
+  auto* b = new Block;
+  b->device = device_;
+  b->stream = stream;
+  b->size = size;
+  b->ptr = ptr;
+  b->small = small;
+  return b;
+}
+
+void DeviceCache::split(Block* block, size_t size) {
+  const size_t remaining = block->size - size;
+  if (block->small ? remaining < kMinBlock : remaining <= kLargeSplitRemainder) return;
+  auto* rest = new Block;
+  rest->device = block->device;
+  rest->stream = block->stream;
+  rest->size = remaining;
+  rest->ptr = static_cast<char*>(block->ptr) + size;
+  rest->small = block->small;
+  rest->prev = block;
+  rest->next = block->next;
+  if (rest->next) rest->next->prev = rest;
+  block->next = rest;
+  block->size = size;
+  pool_for(rest->small).insert(rest);
+}
+
+void DeviceCache::free(Block* block) {
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.erase(block->ptr);
+  block->allocated = false;
+  for_pool(stats_.allocation, block->small, [](auto& s) { s.decrease(1); });
+  for_pool(stats_.allocated_bytes, block->small, [&](auto& s) { s.decrease(block->size); });
+  for_pool(stats_.requested_bytes, block->small, [&](auto& s) { s.decrease(block->requested); });
+  if (!block->uses.empty()) {
+    std::vector<nhal_event> events;
+    for (const c10::Stream& s : block->uses) {
+      nhal_event e = nullptr;
+      NEURON_HAL_CHECK(hal().event.create(0, &e));
+      NEURON_HAL_CHECK(hal().event.record(e, hal_stream(s)));
+      events.push_back(e);
+    }
+    block->uses.clear();
+    pending_.emplace_back(block, std::move(events));
+    return;  // stays active until the other streams pass this point
+  }
+  release_to_pool(block);
+}
+
+void DeviceCache::release_to_pool(Block* block) {
+  for_pool(stats_.active, block->small, [](auto& s) { s.decrease(1); });
+  for_pool(stats_.active_bytes, block->small, [&](auto& s) { s.decrease(block->size); });
+  Pool& pool = pool_for(block->small);
+  for (Block* n : {block->prev, block->next}) {
+    if (!n || n->allocated || pool.count(n) == 0) continue;  // pending neighbours stay apart
+    pool.erase(n);
+    if (n == block->prev) {
+      block->ptr = n->ptr;
+      block->prev = n->prev;
+      if (block->prev) block->prev->next = block;
+    } else {
+      block->next = n->next;
+      if (block->next) block->next->prev = block;
+    }
+    block->size += n->size;
+    delete n;
+  }
+  pool.insert(block);
+}
+
+void DeviceCache::process_pending(bool wait) {
+  auto done = [&](std::vector<nhal_event>& events) {
+    for (nhal_event e : events) {
+      if (wait) NEURON_HAL_CHECK(hal().event.synchronize(e));
+      else if (hal().event.query(e) != NHAL_STATUS_OK) return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < pending_.size();) {
+    if (!done(pending_[i].second)) {
+      ++i;
+      continue;
+    }
+    for (nhal_event e : pending_[i].second) hal().event.destroy(e);
+    Block* b = pending_[i].first;
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+    release_to_pool(b);
+  }
+}
+
+void DeviceCache::release_free_segments() {
+  for (Pool* pool : {&small_free_, &large_free_}) {
+    for (auto it = pool->begin(); it != pool->end();) {
+      Block* b = *it;
+      if (b->prev || b->next) {
+        ++it;
+        continue;
+      }
+      NEURON_HAL_CHECK(hal().memory.free(b->ptr));
+      stats_.num_device_free++;
+      for_pool(stats_.segment, b->small, [](auto& s) { s.decrease(1); });
+      for_pool(stats_.reserved_bytes, b->small, [&](auto& s) { s.decrease(b->size); });
+      it = pool->erase(it);
+      delete b;
+    }
+  }
+}
+
+void DeviceCache::empty_cache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  process_pending(/*wait=*/true);
+  release_free_segments();
+}
+
+void DeviceCache::record_stream(Block* block, c10::Stream stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stream.id() == block->stream) return;
+  if (std::find(block->uses.begin(), block->uses.end(), stream) == block->uses.end()) {
+    block->uses.push_back(stream);
+  }
+}
+
+Block* DeviceCache::find_allocated(void* ptr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(ptr);
+  return it == live_.end() ? nullptr : it->second;
+}
+
+void DeviceCache::update_inactive_split() {
+  c10::CachingAllocator::StatArray count{}, bytes_{};
+  for (Pool* pool : {&small_free_, &large_free_}) {
+    for (Block* b : *pool) {
+      if (!b->prev && !b->next) continue;
+      for_pool(count, b->small, [](auto& s) { s.current += 1; });
+      for_pool(bytes_, b->small, [&](auto& s) { s.current += static_cast<int64_t>(b->size); });
+    }
+  }
+  for (size_t i = 0; i < count.size(); ++i) {
+    stats_.inactive_split[i].current = count[i].current;
+    stats_.inactive_split[i].peak = std::max(stats_.inactive_split[i].peak, count[i].current);
+    stats_.inactive_split_bytes[i].current = bytes_[i].current;
+    stats_.inactive_split_bytes[i].peak = std::max(stats_.inactive_split_bytes[i].peak, bytes_[i].current);
+  }
+}
+
+DeviceCache::DeviceStats DeviceCache::stats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  update_inactive_split();
+  return stats_;
+}
+
+void DeviceCache::reset_accumulated() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto* arr : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
+                    &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
+                    &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
+    for (auto& s : *arr) s.reset_accumulated();
+  }
+  stats_.num_alloc_retries = 0;
+  stats_.num_ooms = 0;
+  stats_.num_device_alloc = 0;
+  stats_.num_device_free = 0;
+}
+
+void DeviceCache::reset_peak() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto* arr : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
+                    &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
+                    &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
+    for (auto& s : *arr) s.reset_peak();
+  }
+}
+
+}  // namespace torch_neuronx

@@ -1,0 +1,78 @@
+// The per-device block cache behind the caching allocator.
+//
+// Requests are rounded to 512 bytes. Requests up to 1 MiB are cut from 2 MiB
+// segments (the small pool); larger ones from segments rounded to 2 MiB (the
+// large pool). A free block is reusable only by allocations on the stream it
+// was allocated on; a block that other streams used (record_stream) returns
+// to the cache only after events recorded on those streams complete.
+// Adjacent free blocks of a segment merge. When the device is full, fully
+// free segments are released and the request retried before raising
+// torch.OutOfMemoryError. Mirrors CUDACachingAllocator's DeviceCachingAllocator.
+#pragma once
+
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/core/Stream.h>
+#include <c10/util/flat_hash_map.h>
+
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "neuron_hal/event.h"
+
+namespace torch_neuronx {
+
+struct Block {
+  c10::DeviceIndex device = 0;
+  c10::StreamId stream = 0;  // the stream it was allocated on
+  size_t size = 0;           // bytes in this block (rounded)
+  size_t requested = 0;      // bytes the caller asked for
+  void* ptr = nullptr;
+  Block* prev = nullptr;     // neighbours within the segment
+  Block* next = nullptr;
+  bool allocated = false;
+  bool small = false;        // belongs to the small pool
+  std::vector<c10::Stream> uses;  // other streams recorded with record_stream
+};
+
+class DeviceCache {
+ public:
+  using DeviceStats = c10::CachingDeviceAllocator::DeviceStats;
+  explicit DeviceCache(c10::DeviceIndex device) : device_(device) {}
+
+  // Never returns null for size > 0; throws torch.OutOfMemoryError.
+  Block* malloc(size_t size, c10::Stream stream);
+  void free(Block* block);
+  void record_stream(Block* block, c10::Stream stream);
+  // Releases every fully free segment to the driver.
+  void empty_cache();
+  Block* find_allocated(void* ptr);
+
+  DeviceStats stats();
+  void reset_accumulated();
+  void reset_peak();
+
+ private:
+  struct BlockLess {
+    bool operator()(const Block* a, const Block* b) const;
+  };
+  using Pool = std::set<Block*, BlockLess>;
+
+  Pool& pool_for(bool small) { return small ? small_free_ : large_free_; }
+  Block* take_free_block(size_t size, c10::StreamId stream, bool small);
+  Block* new_segment(size_t size, c10::StreamId stream, bool small, size_t request);
+  void split(Block* block, size_t size);
+  void release_to_pool(Block* block);
+  void process_pending(bool wait);
+  void release_free_segments();
+  void update_inactive_split();  // recomputed on stats(), off the hot path
+
+  const c10::DeviceIndex device_;
+  std::mutex mu_;
+  Pool small_free_, large_free_;
+  ska::flat_hash_map<void*, Block*> live_;
+  std::vector<std::pair<Block*, std::vector<nhal_event>>> pending_;
+  DeviceStats stats_;
+};
+
+}  // namespace torch_neuronx

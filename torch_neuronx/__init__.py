@@ -1,0 +1,41 @@
+"""TorchNeuron: the ``neuron`` device for PyTorch.
+
+Importing this package (or just ``import torch``, through the ``torch.backends``
+entry point) registers PrivateUse1 as ``neuron``, installs ``torch.neuron`` and
+the ``Tensor.neuron()`` / ``Module.neuron()`` methods. The NeuronCore runtime
+itself starts lazily, on the first allocation or stream.
+"""
+
+import torch
+
+from . import _C  # noqa: F401  (loads the C++ core: allocator, guard, hooks, ops)
+from ._op_tracking import clear_op_tracking, get_executed_ops, get_fallback_ops, set_fallback_warnings
+
+__all__ = [
+    "clear_op_tracking",
+    "get_executed_ops",
+    "get_fallback_ops",
+    "set_fallback_warnings",
+]
+
+__version__ = "0.1.0"
+
+
+def _register() -> None:
+    if getattr(torch, "neuron", None) is not None and torch._C._get_privateuse1_backend_name() == "neuron":
+        return
+    from . import neuron as device_module
+
+    torch.utils.rename_privateuse1_backend("neuron")
+    torch._register_device_module("neuron", device_module)
+    torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
+
+
+_register()
+
+
+def _autoload() -> None:
+    """Entry point of the ``torch.backends`` group: ``import torch`` calls it.
+
+    Registration happens on import of this package; nothing else to do.
+    """
