@@ -24,12 +24,8 @@ std::vector<std::unique_ptr<DeviceCache>>& caches() {
 
 DeviceCache& cache(c10::DeviceIndex device) { return *caches()[resolve_device(device)]; }
 
-void delete_block(void* ctx) {
-  if (!ctx) return;
-  auto* block = static_cast<Block*>(ctx);
-  caches()[block->device]->free(block);
-}
-
+// The DataPtr context is the data pointer itself (as for CUDA), so that
+// Allocator::raw_allocate works; frees look the block up by pointer.
 void raw_delete(void* ptr) {
   if (!ptr) return;
   for (auto& c : caches()) {
@@ -47,9 +43,9 @@ c10::DataPtr NeuronCachingAllocator::allocate_on(c10::DeviceIndex device, size_t
   lazy_init();
   device = resolve_device(device);
   const c10::Device dev(c10::DeviceType::PrivateUse1, device);
-  if (nbytes == 0) return c10::DataPtr(nullptr, nullptr, &delete_block, dev);
+  if (nbytes == 0) return c10::DataPtr(nullptr, nullptr, &raw_delete, dev);
   Block* b = cache(device).malloc(nbytes, current_stream(device));
-  return c10::DataPtr(b->ptr, b, &delete_block, dev);
+  return c10::DataPtr(b->ptr, b->ptr, &raw_delete, dev);
 }
 
 c10::DataPtr NeuronCachingAllocator::allocate(size_t nbytes) { return allocate_on(current_device(), nbytes); }
@@ -70,8 +66,9 @@ void NeuronCachingAllocator::emptyCache(c10::MempoolId_t) {
 }
 
 void NeuronCachingAllocator::recordStream(const c10::DataPtr& ptr, c10::Stream stream) {
-  if (!ptr.get() || ptr.get_deleter() != &delete_block) return;
-  cache(stream.device_index()).record_stream(static_cast<Block*>(ptr.get_context()), stream);
+  if (!ptr.get() || ptr.get_deleter() != &raw_delete) return;
+  DeviceCache& c = cache(ptr.device().index());
+  if (Block* b = c.find_allocated(ptr.get())) c.record_stream(b, stream);
 }
 
 c10::CachingDeviceAllocator::DeviceStats NeuronCachingAllocator::getDeviceStats(c10::DeviceIndex device) {

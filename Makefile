@@ -1,0 +1,61 @@
+# Set-up and entry points. On a fresh machine `make test` and `make demo` do
+# everything: Debian packages (gtest, ccache), the virtual environment at .venv
+# with the exact pins of requirements.lock, and the C++ build (CMake, driven
+# by pip against the installed torch).
+#
+# Test budget on 2 cores (decisions.md 11: about 25 minutes in all):
+#   C++ tier (ctest)      < 1 minute
+#   Python tier (pytest)  < 10 minutes for this foundation
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEPS_STAMP := $(VENV)/.deps-installed
+BUILD_DIR := build/cmake
+BUILD_STAMP := $(BUILD_DIR)/.installed
+CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -name CMakeLists.txt) CMakeLists.txt pyproject.toml
+
+export OMP_NUM_THREADS ?= 2
+
+.PHONY: all build test test-cpp test-python demo bench sweep system-deps clean
+
+all: build
+
+system-deps:
+	@if [ ! -f /usr/include/gtest/gtest.h ] || ! command -v ccache >/dev/null; then \
+	  echo "installing libgtest-dev and ccache (Debian)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgtest-dev ccache >/dev/null; \
+	fi
+
+$(DEPS_STAMP): requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -r requirements.lock
+	touch $@
+
+$(BUILD_STAMP): $(DEPS_STAMP) $(CXX_SOURCES) | system-deps
+	$(PY) -m pip install -q --no-build-isolation --no-deps -e .
+	touch $@
+
+build: $(BUILD_STAMP)
+
+test-cpp: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 120
+
+test-python: build
+	$(PY) -m pytest -q -p no:cacheprovider tests/python
+
+test: test-cpp test-python
+
+demo: build
+	$(PY) examples/device_demo.py
+
+bench: build
+	$(PY) benchmarks/copy_bandwidth.py
+	$(PY) benchmarks/allocation_latency.py
+	$(PY) benchmarks/stream_modes.py
+
+sweep: build
+	@echo "no sweeps yet: the op and architecture sweeps arrive with issues 3 and 6"
+
+clean:
+	rm -rf build
