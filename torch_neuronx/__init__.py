@@ -6,7 +6,18 @@ the ``Tensor.neuron()`` / ``Module.neuron()`` methods. The NeuronCore runtime
 itself starts lazily, on the first allocation or stream.
 """
 
-import torch
+
+
+def _autoload() -> None:
+    """Entry point of the ``torch.backends`` group: ``import torch`` calls it.
+
+    Registration happens when this package is imported, which loading the entry
+    point already did. Defined before ``import torch`` so that ``import
+    torch_neuronx`` first (torch then autoloads this partly imported module) works.
+    """
+
+
+import torch  # noqa: E402
 
 from . import _C  # noqa: F401  (loads the C++ core: allocator, guard, hooks, ops)
 from ._op_tracking import clear_op_tracking, get_executed_ops, get_fallback_ops, set_fallback_warnings
@@ -32,10 +43,3 @@ def _register() -> None:
 
 
 _register()
-
-
-def _autoload() -> None:
-    """Entry point of the ``torch.backends`` group: ``import torch`` calls it.
-
-    Registration happens on import of this package; nothing else to do.
-    """

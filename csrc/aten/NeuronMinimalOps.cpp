@@ -145,6 +145,14 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   return at::native::_local_scalar_dense_cpu(host);
 }
 
+// Tensor.record_stream(s): the block may not be reused before s passes the free.
+void record_stream(at::Tensor& self, c10::Stream stream) {
+  COUNT_OP("aten::record_stream");
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1, "record_stream of a neuron tensor needs a "
+              "neuron stream, got ", stream);
+  caching_allocator().recordStream(self.storage().data_ptr(), stream);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -162,6 +170,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Tensor", fill_tensor);
   m.impl("zero_", zero);
   m.impl("_local_scalar_dense", local_scalar_dense);
+  m.impl("record_stream", record_stream);
 }
 
 }  // namespace torch_neuronx

@@ -43,11 +43,10 @@ void record_fallback(const std::string& op) {
     first = r.warned.insert(op).second;
   }
   if (first && r.warn.load()) {
-    TORCH_WARN("The operator '", op,
-               "' is not implemented natively on the neuron device yet; it runs on the CPU with "
-               "copies of its arguments (counted in torch_neuronx.get_fallback_ops()). This "
-               "warning is shown once per operator; turn it off with "
-               "torch_neuronx.set_fallback_warnings(False) or TORCH_NEURONX_FALLBACK_WARN=0.");
+    TORCH_WARN("neuron: '", op,
+               "' has no native kernel yet and runs on the CPU with copies of its arguments "
+               "(see torch_neuronx.get_fallback_ops()). Shown once per op; silence with "
+               "TORCH_NEURONX_FALLBACK_WARN=0.");
   }
 }
 

@@ -1,7 +1,9 @@
 // Device memory: host RAM owned by the emulator, accounted per logical core
 // against its HBM capacity before any host memory is reserved. Large blocks
 // are anonymous mappings (pages are touched lazily, so a 24 GiB capacity costs
-// nothing until used); small ones come from the C heap.
+// nothing until used; the kernel's overcommit check still refuses a block the
+// host could never back, which becomes HOST_OUT_OF_MEMORY); small ones come
+// from the C heap.
 #include <sys/mman.h>
 
 #include <cstdlib>
@@ -39,7 +41,7 @@ const Block* find_locked(const void* ptr, uintptr_t* out_start) {
 
 void* host_reserve(size_t size) {
   if (size >= kMmapThreshold) {
-    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? nullptr : p;
   }
   void* p = nullptr;
