@@ -1,0 +1,69 @@
+"""The counted CPU fallback and op tracking."""
+
+import warnings
+
+import torch
+
+import torch_neuronx
+
+
+def test_fallback_is_counted_and_correct():
+    a = torch.arange(6.0).to("neuron")
+    b = (a * 2 + 1).cpu()
+    assert torch.equal(b, torch.arange(6.0) * 2 + 1)
+    ops = torch_neuronx.get_fallback_ops()
+    assert ops.get("aten::mul.out", 0) >= 1 and ops.get("aten::add.out", 0) >= 1
+    executed = torch_neuronx.get_executed_ops()
+    assert executed["aten::empty.memory_format"] >= 1 or executed.get("aten::empty_strided", 0) >= 1
+    assert executed["aten::_copy_from"] >= 2
+    assert executed["aten::mul.out"] == ops["aten::mul.out"]
+
+
+def test_warns_once_per_op_and_can_be_silenced():
+    x = torch.ones(4, device="neuron")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cos(x)
+        torch.cos(x)
+    msgs = [str(w.message) for w in caught if "aten::cos" in str(w.message)]
+    assert len(msgs) == 1 and "runs on the CPU with copies" in msgs[0]
+    torch_neuronx.clear_op_tracking()
+    torch_neuronx.set_fallback_warnings(False)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.cos(x)
+        assert not [w for w in caught if "aten::cos" in str(w.message)]
+        assert torch_neuronx.get_fallback_ops()["aten::cos.out"] == 1
+    finally:
+        torch_neuronx.set_fallback_warnings(True)
+
+
+def test_native_ops_do_not_fall_back():
+    x = torch.empty(4, 4, device="neuron")
+    x.fill_(3)
+    y = x.view(16)[2:6].as_strided((2,), (2,))
+    x.zero_()
+    assert y.cpu().tolist() == [0.0, 0.0]
+    assert torch_neuronx.get_fallback_ops() == {}
+
+
+def test_in_place_and_out_through_fallback_write_device_memory():
+    x = torch.ones(5, device="neuron")
+    view = x[1:3]
+    view.mul_(4)  # in place on a view, through the fallback
+    assert x.cpu().tolist() == [1.0, 4.0, 4.0, 1.0, 1.0]
+    out = torch.empty(2, device="neuron")
+    torch.add(view, 1, out=out)
+    assert out.cpu().tolist() == [5.0, 5.0] and out.device.type == "neuron"
+
+
+def test_autograd_through_fallback_gives_neuron_grads():
+    w = torch.randn(3, 3, device="neuron", requires_grad=True)
+    x = torch.randn(2, 3, device="neuron")
+    loss = (x @ w).tanh().sum()
+    loss.backward()
+    assert w.grad.device.type == "neuron"
+    wc = w.detach().cpu().requires_grad_()
+    (x.cpu() @ wc).tanh().sum().backward()
+    assert torch.allclose(w.grad.cpu(), wc.grad)

@@ -1,0 +1,104 @@
+"""The device generator: seeding, state save/restore, Philox (seed, offset)
+layout that DTensor's RNG tracker reads, distributions, fallback random ops."""
+
+import pytest
+import torch
+
+
+def test_manual_seed_reproduces_every_random_op():
+    def draw():
+        return [
+            torch.rand(100, device="neuron").cpu(),
+            torch.randn(100, device="neuron").cpu(),
+            torch.randint(0, 10, (100,), device="neuron").cpu(),
+            torch.empty(100, device="neuron").bernoulli_(0.3).cpu(),
+            torch.empty(100, device="neuron").exponential_(2.0).cpu(),
+            torch.empty(100, device="neuron").uniform_(-2, 2).cpu(),
+            torch.empty(100, device="neuron").normal_(1, 3).cpu(),
+        ]
+
+    torch.manual_seed(1234)
+    a = draw()
+    torch.manual_seed(1234)
+    b = draw()
+    torch.manual_seed(4321)
+    c = draw()
+    for x, y, z in zip(a, b, c):
+        assert torch.equal(x, y)
+        assert not torch.equal(x, z)
+
+
+def test_state_is_seed_then_offset():
+    torch.neuron.manual_seed(7)
+    state = torch.neuron.get_rng_state()
+    assert state.dtype == torch.uint8 and state.numel() == 16
+    assert state[:8].view(torch.int64).item() == 7 and state[8:].view(torch.int64).item() == 0
+    torch.rand(5, device="neuron")  # 5 values x 2 words, rounded up to 4
+    assert torch.neuron.get_rng_state()[8:].view(torch.int64).item() == 12
+    assert torch.neuron.initial_seed() == 7
+
+
+def test_set_rng_state_replays():
+    torch.manual_seed(0)
+    state = torch.neuron.get_rng_state()
+    first = torch.randn(50, device="neuron").cpu()
+    torch.neuron.set_rng_state(state)
+    assert torch.equal(torch.randn(50, device="neuron").cpu(), first)
+    states = torch.neuron.get_rng_state_all()
+    assert len(states) == torch.neuron.device_count()
+    torch.neuron.set_rng_state_all(states)
+
+
+def test_offset_can_be_moved_like_dtensor_does():
+    torch.neuron.manual_seed(3)
+    state = torch.neuron.get_rng_state()
+    state[8:] = torch.tensor([400], dtype=torch.int64).view(torch.uint8)
+    torch.neuron.set_rng_state(state)
+    assert torch.neuron.get_rng_state()[8:].view(torch.int64).item() == 400
+    bad = state.clone()
+    bad[8:] = torch.tensor([401], dtype=torch.int64).view(torch.uint8)
+    with pytest.raises(RuntimeError, match="multiple of 4"):
+        torch.neuron.set_rng_state(bad)
+
+
+def test_devices_have_independent_generators():
+    torch.manual_seed(5)
+    a0 = torch.rand(10, device="neuron:0").cpu()
+    torch.manual_seed(5)
+    a1 = torch.rand(10, device="neuron:1").cpu()  # does not advance neuron:0
+    assert torch.equal(torch.rand(10, device="neuron:0").cpu(), a0)
+    assert torch.equal(a1, a0)  # same seed, same counter: same stream of numbers
+    assert len(torch.neuron.default_generators) == 4
+
+
+def test_explicit_generator():
+    g = torch.Generator(device="neuron").manual_seed(11)
+    x = torch.rand(20, device="neuron", generator=g).cpu()
+    g.manual_seed(11)
+    assert torch.equal(torch.rand(20, device="neuron", generator=g).cpu(), x)
+    with pytest.raises(RuntimeError, match="neuron generator"):
+        torch.empty(3, device="neuron").uniform_(generator=torch.Generator())
+
+
+def test_distributions_are_plausible():
+    torch.manual_seed(0)
+    u = torch.rand(200_000, device="neuron").cpu()
+    assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.01
+    n = torch.randn(200_000, device="neuron").cpu()
+    assert abs(n.mean()) < 0.01 and abs(n.std() - 1) < 0.01
+    b = torch.empty(200_000, device="neuron").bernoulli_(0.25).cpu()
+    assert abs(b.mean() - 0.25) < 0.01
+    r = torch.randint(3, 9, (200_000,), device="neuron").cpu()
+    assert r.min() == 3 and r.max() == 8
+    h = torch.rand(1000, device="neuron", dtype=torch.bfloat16).cpu()
+    assert h.dtype == torch.bfloat16 and 0 <= h.min() and h.max() <= 1
+
+
+def test_fallback_random_ops_follow_the_seed():
+    torch.manual_seed(9)
+    p1 = torch.randperm(50, device="neuron").cpu()
+    m1 = torch.multinomial(torch.ones(10, device="neuron"), 5).cpu()
+    torch.manual_seed(9)
+    assert torch.equal(torch.randperm(50, device="neuron").cpu(), p1)
+    assert torch.equal(torch.multinomial(torch.ones(10, device="neuron"), 5).cpu(), m1)
+    assert sorted(p1.tolist()) == list(range(50))
