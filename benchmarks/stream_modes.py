@@ -1,0 +1,48 @@
+"""The emulator's queue modes side by side: inline (work runs on the caller,
+the default) and thread (a worker thread per stream). Per-call latency of a
+small host-to-device copy, an event record+query, a 1 MiB host-to-device copy,
+and ten queued 1 MiB device-to-device copies then a synchronize, each mode
+in its own process (the mode is read at start-up).
+
+Run: .venv/bin/python benchmarks/stream_modes.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+CHILD = r"""
+import json, torch, sys
+sys.path.insert(0, sys.argv[1])
+from _timing import median_seconds
+small = torch.ones(256); dev = torch.empty(256, device='neuron')
+big = torch.ones(1 << 18); devbig = torch.empty(1 << 18, device='neuron'); devbig2 = torch.empty_like(devbig)
+ev = torch.neuron.Event()
+out = {
+  'small_copy_us': median_seconds(lambda: dev.copy_(small), repeats=21, inner=2000) * 1e6,
+  'event_us': median_seconds(lambda: (ev.record(), ev.query()), repeats=21, inner=2000) * 1e6,
+  'copy_1mib_us': median_seconds(lambda: devbig.copy_(big), repeats=21, inner=200) * 1e6,
+  'ten_d2d_1mib_then_sync_us': median_seconds(lambda: ([devbig2.copy_(devbig) for _ in range(10)],
+                                                 torch.neuron.synchronize()), repeats=21, inner=20) * 1e6,
+}
+print(json.dumps(out))
+"""
+
+
+def run(mode: str) -> dict:
+    env = dict(os.environ, TORCH_NEURONX_EMU_QUEUE=mode, TORCH_NEURONX_FALLBACK_WARN="0")
+    here = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.run([sys.executable, "-c", CHILD, here], env=env, capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    inline, thread = run("inline"), run("thread")
+    print(f"{'measure':<28} | {'inline us':>9} | {'thread us':>9} | {'thread/inline':>13}")
+    for key in inline:
+        print(f"{key:<28} | {inline[key]:>9.2f} | {thread[key]:>9.2f} | {thread[key] / inline[key]:>13.2f}")
+
+
+if __name__ == "__main__":
+    main()
