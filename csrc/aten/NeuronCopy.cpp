@@ -63,8 +63,7 @@ void copy_through_host(const at::Tensor& src, const at::Tensor& dst) {
 }
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  static OpCounter counter("aten::_copy_from");
-  counter.hit();
+  NEURON_COUNT_OP("aten::_copy_from");
   TORCH_CHECK(self.defined() && dst.defined(), "_copy_from: undefined source or destination tensor");
   TORCH_CHECK((self.is_privateuseone() || self.is_cpu()) && (dst.is_privateuseone() || dst.is_cpu()),
               "copies to or from neuron tensors support cpu and neuron devices, got ", self.device(),
@@ -79,8 +78,7 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
 }
 
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
-  static OpCounter counter("aten::_copy_from_and_resize");
-  counter.hit();
+  NEURON_COUNT_OP("aten::_copy_from_and_resize");
   dst.resize_(self.sizes());
   return copy_from(self, dst, false);
 }

@@ -29,10 +29,6 @@ namespace {
 
 constexpr c10::DispatchKeySet kNeuronKeys(c10::DispatchKey::PrivateUse1);
 
-#define COUNT_OP(name)                  \
-  static OpCounter op_counter_(name);   \
-  op_counter_.hit()
-
 c10::DeviceIndex target_device(std::optional<c10::Device> device, std::optional<bool> pin_memory,
                                std::optional<c10::Layout> layout) {
   TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory),
@@ -47,7 +43,7 @@ c10::DeviceIndex target_device(std::optional<c10::Device> device, std::optional<
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                                std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                                std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
-  COUNT_OP("aten::empty.memory_format");
+  NEURON_COUNT_OP("aten::empty.memory_format");
   c10::DeviceIndex index = target_device(device, pin_memory, layout);
   const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, index));
   return at::detail::empty_generic(size, &caching_allocator(), kNeuronKeys, c10::dtype_or_default(dtype),
@@ -57,7 +53,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
                          std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                          std::optional<bool> pin_memory) {
-  COUNT_OP("aten::empty_strided");
+  NEURON_COUNT_OP("aten::empty_strided");
   c10::DeviceIndex index = target_device(device, pin_memory, layout);
   const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, index));
   return at::detail::empty_strided_generic(size, stride, &caching_allocator(), kNeuronKeys,
@@ -66,23 +62,23 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
 
 at::Tensor as_strided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
                       std::optional<c10::SymInt> storage_offset) {
-  COUNT_OP("aten::as_strided");
+  NEURON_COUNT_OP("aten::as_strided");
   return at::cpu::as_strided_symint(self, size, stride, std::move(storage_offset));
 }
 
 at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size) {
-  COUNT_OP("aten::view");
+  NEURON_COUNT_OP("aten::view");
   return at::native::view(self, C10_AS_INTARRAYREF_SLOW(size));
 }
 
 at::Tensor reshape_alias(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
-  COUNT_OP("aten::_reshape_alias");
+  NEURON_COUNT_OP("aten::_reshape_alias");
   return at::native::_reshape_alias(self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride));
 }
 
 const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
                           std::optional<c10::MemoryFormat> memory_format) {
-  COUNT_OP("aten::resize_");
+  NEURON_COUNT_OP("aten::resize_");
   // Growth reallocates through the storage's allocator (ours) and copies the
   // old bytes with host stores, so wait for queued work on them first.
   prepare_host_access(self.device().index());
@@ -91,28 +87,28 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
 
 at::Tensor& set_source_storage_offset(at::Tensor& self, at::Storage source, int64_t offset,
                                       c10::IntArrayRef size, c10::IntArrayRef stride) {
-  COUNT_OP("aten::set_.source_Storage_storage_offset");
+  NEURON_COUNT_OP("aten::set_.source_Storage_storage_offset");
   return at::cpu::set_(self, source, offset, size, stride);
 }
 
 at::Tensor& set_source_storage(at::Tensor& self, at::Storage source) {
-  COUNT_OP("aten::set_.source_Storage");
+  NEURON_COUNT_OP("aten::set_.source_Storage");
   return at::native::set_(self, source);
 }
 
 at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source) {
-  COUNT_OP("aten::set_.source_Tensor");
+  NEURON_COUNT_OP("aten::set_.source_Tensor");
   return at::native::set_tensor_(self, source);
 }
 
 at::Tensor& set_empty(at::Tensor& self) {
-  COUNT_OP("aten::set_");
+  NEURON_COUNT_OP("aten::set_");
   c10::Storage empty(c10::Storage::use_byte_size_t(), 0, &caching_allocator(), true);
   return at::cpu::set_(self, empty, 0, {0}, {});
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
-  COUNT_OP("aten::fill_.Scalar");
+  NEURON_COUNT_OP("aten::fill_.Scalar");
   prepare_host_access(self.device().index());
   at::Tensor host = host_view(self);
   at::native::fill_(host, value);
@@ -120,19 +116,19 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
 }
 
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
-  COUNT_OP("aten::fill_.Tensor");
+  NEURON_COUNT_OP("aten::fill_.Tensor");
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
               value.dim(), " dimensions.");
   return fill_scalar(self, value.item());
 }
 
 at::Tensor& zero(at::Tensor& self) {
-  COUNT_OP("aten::zero_");
+  NEURON_COUNT_OP("aten::zero_");
   return fill_scalar(self, 0);
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {
-  COUNT_OP("aten::_local_scalar_dense");
+  NEURON_COUNT_OP("aten::_local_scalar_dense");
   TORCH_CHECK(self.numel() > 0, "_local_scalar_dense: the tensor has no elements");
   // One element through the HAL on the current stream: a host read, so it
   // synchronizes, and it works for drivers without host-addressable memory.
@@ -147,7 +143,7 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
 
 // Tensor.record_stream(s): the block may not be reused before s passes the free.
 void record_stream(at::Tensor& self, c10::Stream stream) {
-  COUNT_OP("aten::record_stream");
+  NEURON_COUNT_OP("aten::record_stream");
   TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1, "record_stream of a neuron tensor needs a "
               "neuron stream, got ", stream);
   caching_allocator().recordStream(self.storage().data_ptr(), stream);

@@ -14,8 +14,8 @@
 
 namespace torch_neuronx {
 
-// A counter for one natively implemented op; define it as a function-local
-// static at the kernel: `static OpCounter c("aten::empty.memory_format"); c.hit();`
+// A counter for one natively implemented op; kernels create one through
+// NEURON_COUNT_OP("aten::op.overload") (a function-local static).
 class TORCH_NEURONX_API OpCounter {
  public:
   explicit OpCounter(const char* name);
@@ -28,6 +28,11 @@ class TORCH_NEURONX_API OpCounter {
   const char* name_;
   std::atomic<int64_t> count_{0};
 };
+
+// Counts one run of the native kernel it is placed in.
+#define NEURON_COUNT_OP(name)                                  \
+  static ::torch_neuronx::OpCounter neuron_op_counter_(name); \
+  neuron_op_counter_.hit()
 
 // Records a fallback run of op and warns the first time for it.
 TORCH_NEURONX_API void record_fallback(const std::string& op);

@@ -62,18 +62,14 @@ double uniform01(Word& word, uint64_t w) {  // in [0, 1), 53 random bits
   return static_cast<double>(bits) * (1.0 / 9007199254740992.0);
 }
 
-#define COUNT_OP(name)                \
-  static OpCounter op_counter_(name); \
-  op_counter_.hit()
-
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
-  COUNT_OP("aten::uniform_");
+  NEURON_COUNT_OP("aten::uniform_");
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   return generate(self, gen, 2, [&](auto& word, uint64_t w) { return from + (to - from) * uniform01(word, w); });
 }
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
-  COUNT_OP("aten::normal_");
+  NEURON_COUNT_OP("aten::normal_");
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   return generate(self, gen, 4, [&](auto& word, uint64_t w) {
     double u1 = 1.0 - uniform01(word, w), u2 = uniform01(word, w + 2);  // u1 in (0, 1]
@@ -110,28 +106,28 @@ at::Tensor& random_range(at::Tensor& self, int64_t from, std::optional<int64_t> 
 }
 
 at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen) {
-  COUNT_OP("aten::random_");
+  NEURON_COUNT_OP("aten::random_");
   return random_range(self, 0, std::nullopt, gen);
 }
 
 at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to, std::optional<at::Generator> gen) {
-  COUNT_OP("aten::random_.from");
+  NEURON_COUNT_OP("aten::random_.from");
   return random_range(self, from, to, gen);
 }
 
 at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
-  COUNT_OP("aten::random_.to");
+  NEURON_COUNT_OP("aten::random_.to");
   return random_range(self, 0, to, gen);
 }
 
 at::Tensor& bernoulli_float(at::Tensor& self, double p, std::optional<at::Generator> gen) {
-  COUNT_OP("aten::bernoulli_.float");
+  NEURON_COUNT_OP("aten::bernoulli_.float");
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
   return generate(self, gen, 2, [&](auto& word, uint64_t w) { return uniform01(word, w) < p ? 1.0 : 0.0; });
 }
 
 at::Tensor& exponential_(at::Tensor& self, double lambd, std::optional<at::Generator> gen) {
-  COUNT_OP("aten::exponential_");
+  NEURON_COUNT_OP("aten::exponential_");
   TORCH_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
   return generate(self, gen, 2, [&](auto& word, uint64_t w) { return -std::log1p(-uniform01(word, w)) / lambd; });
 }

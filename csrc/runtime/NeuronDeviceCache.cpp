@@ -253,13 +253,17 @@ DeviceCache::DeviceStats DeviceCache::stats() {
   return stats_;
 }
 
-void DeviceCache::reset_accumulated() {
-  std::lock_guard<std::mutex> lock(mu_);
+void DeviceCache::for_each_stat(const std::function<void(c10::CachingAllocator::Stat&)>& fn) {
   for (auto* arr : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
                     &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
                     &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
-    for (auto& s : *arr) s.reset_accumulated();
+    for (auto& s : *arr) fn(s);
   }
+}
+
+void DeviceCache::reset_accumulated() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for_each_stat([](auto& s) { s.reset_accumulated(); });
   stats_.num_alloc_retries = 0;
   stats_.num_ooms = 0;
   stats_.num_device_alloc = 0;
@@ -268,11 +272,7 @@ void DeviceCache::reset_accumulated() {
 
 void DeviceCache::reset_peak() {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto* arr : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
-                    &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
-                    &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
-    for (auto& s : *arr) s.reset_peak();
-  }
+  for_each_stat([](auto& s) { s.reset_peak(); });
 }
 
 }  // namespace torch_neuronx

@@ -14,6 +14,7 @@
 #include <c10/core/Stream.h>
 #include <c10/util/flat_hash_map.h>
 
+#include <functional>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -65,7 +66,8 @@ class DeviceCache {
   void release_to_pool(Block* block);
   void process_pending(bool wait);
   void release_free_segments();
-  void update_inactive_split();  // recomputed on stats(), off the hot path
+  void update_inactive_split();
+  void for_each_stat(const std::function<void(c10::CachingAllocator::Stat&)>& fn);  // recomputed on stats(), off the hot path
 
   const c10::DeviceIndex device_;
   std::mutex mu_;
