@@ -22,7 +22,7 @@ namespace torch_neuronx {
 namespace {
 
 bool same_dense_layout(const at::Tensor& a, const at::Tensor& b) {
-  return a.dtype() == b.dtype() && a.sizes().equals(b.sizes()) && a.strides().equals(b.strides()) &&
+  return a.dtype() == b.dtype() && a.is_conj() == b.is_conj() && a.is_neg() == b.is_neg() && a.sizes().equals(b.sizes()) && a.strides().equals(b.strides()) &&
          a.is_non_overlapping_and_dense() && b.is_non_overlapping_and_dense();
 }
 
@@ -88,6 +88,20 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);
+}
+
+// Copies resolve lazy conjugation and negation themselves (the host copy
+// kernel materializes them), as copy_ does on CPU and CUDA. Without these, the
+// Conjugate fallback would resolve _copy_from through clone -> copy_ ->
+// _copy_from and recurse without end.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace torch_neuronx

@@ -1,12 +1,6 @@
-// The boxed CPU fallback for every op without a neuron kernel: arguments are
-// copied to the CPU, the CPU kernel runs, results are copied back (ATen's
-// cpu_fallback). It is the slow path: every run is counted and the first run
-// of each op warns (NeuronOpTracking.h).
-//
-// Before falling back it enforces what a device kernel would: all tensor
-// arguments on one neuron device (0-dim CPU tensors allowed as scalars), and
-// random ops draw from the neuron generator (a CPU generator seeded from its
-// Philox state), so results follow torch.manual_seed.
+// The copying CPU fallback (ATen's cpu_fallback: arguments copied to the CPU,
+// the CPU kernel run, results copied back) and the argument checks it shares
+// with the zero-copy host dispatch (NeuronHostDispatch.cpp).
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -15,15 +9,16 @@
 
 #include <optional>
 
+#include "aten/NeuronFallback.h"
+
 #include "aten/NeuronHostAccess.h"
 #include "aten/NeuronOpTracking.h"
 #include "runtime/NeuronGenerator.h"
 
 namespace torch_neuronx {
-namespace {
 
-void check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack, size_t first,
-                       std::optional<c10::Device>* out_device) {
+std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
+                                             size_t first) {
   std::optional<c10::Device> neuron;
   std::optional<c10::Device> other;
   auto visit = [&](const at::Tensor& t) {
@@ -48,7 +43,7 @@ void check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& s
   TORCH_CHECK(!neuron || !other, "Expected all tensors to be on the same device, but found at least two devices, ",
               *neuron, " and ", other.value_or(*neuron), "! (when checking arguments for ",
               op.schema().operator_name(), "; move them with .to(...) first)");
-  *out_device = neuron;
+  return neuron;
 }
 
 // Replaces a None or neuron Generator argument by a CPU generator seeded from
@@ -78,21 +73,14 @@ void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& sta
   }
 }
 
-void neuron_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+void copying_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   const size_t first = stack->size() - schema.arguments().size();
-  std::optional<c10::Device> device;
-  check_same_device(op, *stack, first, &device);
+  std::optional<c10::Device> device = check_same_device(op, *stack, first);
   if (device) substitute_generators(op, *stack, first, *device);
   record_fallback(c10::toString(schema.operator_name()));
   if (device) prepare_host_access(device->index());
   at::native::cpu_fallback(op, stack);
-}
-
-}  // namespace
-
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&neuron_cpu_fallback>());
 }
 
 }  // namespace torch_neuronx

@@ -19,12 +19,20 @@ at::Tensor host_view(const at::Tensor& t) {
   c10::Storage keep = t.storage();
   char* first = static_cast<char*>(t.storage().mutable_data());
   if (first) first += t.storage_offset() * static_cast<int64_t>(t.element_size());
-  return at::for_blob(first, t.sizes())
-      .strides(t.strides())
-      .context(new c10::Storage(std::move(keep)), [](void* ctx) { delete static_cast<c10::Storage*>(ctx); })
-      .options(t.options().device(c10::kCPU))
-      .target_device(c10::Device(c10::kCPU))
-      .make_tensor();
+  at::Tensor host = at::for_blob(first, t.sizes())
+                        .strides(t.strides())
+                        .context(new c10::Storage(std::move(keep)),
+                                 [](void* ctx) { delete static_cast<c10::Storage*>(ctx); })
+                        .options(t.options().device(c10::kCPU))
+                        .target_device(c10::Device(c10::kCPU))
+                        .make_tensor();
+  copy_math_bits(t, host);
+  return host;
+}
+
+void copy_math_bits(const at::Tensor& from, at::Tensor& to) {
+  to.unsafeGetTensorImpl()->_set_conj(from.is_conj());
+  to.unsafeGetTensorImpl()->_set_neg(from.is_neg());
 }
 
 void prepare_host_access(c10::DeviceIndex device) {

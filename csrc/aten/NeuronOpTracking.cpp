@@ -6,6 +6,7 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <unordered_map>
 #include <vector>
 
 namespace torch_neuronx {
@@ -32,6 +33,23 @@ Registry& registry() {
 OpCounter::OpCounter(const char* name) : name_(name) {
   std::lock_guard<std::mutex> lock(registry().mu);
   registry().counters.push_back(this);
+}
+
+void record_host_dispatch(const c10::OperatorHandle& op) {
+  // One counter per operator, found through a per-thread cache keyed by the
+  // schema's address (stable for a registered operator).
+  thread_local std::unordered_map<const void*, OpCounter*> cache;
+  const void* key = &op.schema();
+  auto it = cache.find(key);
+  if (C10_UNLIKELY(it == cache.end())) {
+    static std::mutex mu;
+    static std::unordered_map<const void*, OpCounter*> shared;
+    std::lock_guard<std::mutex> lock(mu);
+    OpCounter*& c = shared[key];
+    if (!c) c = new OpCounter((new std::string(c10::toString(op.schema().operator_name())))->c_str());
+    it = cache.emplace(key, c).first;
+  }
+  it->second->hit();
 }
 
 void record_fallback(const std::string& op) {

@@ -10,6 +10,8 @@
 #include <map>
 #include <string>
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
 #include "runtime/NeuronMacros.h"
 
 namespace torch_neuronx {
@@ -33,6 +35,9 @@ class TORCH_NEURONX_API OpCounter {
 #define NEURON_COUNT_OP(name)                                  \
   static ::torch_neuronx::OpCounter neuron_op_counter_(name); \
   neuron_op_counter_.hit()
+
+// Counts a zero-copy host-dispatch run of op (cached per operator).
+TORCH_NEURONX_API void record_host_dispatch(const c10::OperatorHandle& op);
 
 // Records a fallback run of op and warns the first time for it.
 TORCH_NEURONX_API void record_fallback(const std::string& op);

@@ -5,6 +5,7 @@
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include "aten/NeuronHostDispatch.h"
 #include "aten/NeuronOpTracking.h"
 #include "runtime/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
@@ -66,4 +67,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("_clear_op_tracking", &clear_op_tracking);
   m.def("_set_fallback_warnings", &set_fallback_warnings);
   m.def("_fallback_warnings_enabled", &fallback_warnings_enabled);
+  m.def("_set_zero_copy", &set_zero_copy);
+  m.def("_zero_copy_enabled", &zero_copy_enabled);
 }

@@ -52,6 +52,14 @@ c10::DataPtr NeuronCachingAllocator::allocate(size_t nbytes) { return allocate_o
 
 c10::DeleterFnPtr NeuronCachingAllocator::raw_deleter() const { return &raw_delete; }
 
+bool NeuronCachingAllocator::owns(void* ptr) {
+  if (!ptr || !is_initialized()) return false;
+  for (auto& c : caches()) {
+    if (c->find_allocated(ptr)) return true;
+  }
+  return false;
+}
+
 void NeuronCachingAllocator::copy_data(void* dest, const void* src, size_t count) const {
   c10::Stream s = current_stream();
   NEURON_HAL_CHECK(hal().memory.copy(hal_stream(s), dest, src, count, NHAL_COPY_DEVICE_TO_DEVICE));

@@ -24,6 +24,8 @@ class TORCH_NEURONX_API NeuronCachingAllocator final : public c10::DeviceAllocat
 
   // Allocates on an explicit device (its current stream).
   c10::DataPtr allocate_on(c10::DeviceIndex device, size_t nbytes);
+  // True if ptr is the start of a live block of this allocator.
+  bool owns(void* ptr);
 };
 
 TORCH_NEURONX_API NeuronCachingAllocator& caching_allocator();

@@ -1,10 +1,20 @@
-"""The counted CPU fallback and op tracking."""
+"""The counted copying CPU fallback (the path when zero-copy is off, and for
+ops listed as copying) and op tracking."""
 
 import warnings
 
+import pytest
 import torch
 
 import torch_neuronx
+from torch_neuronx import _C
+
+
+@pytest.fixture(autouse=True)
+def copying_fallback():
+    _C._set_zero_copy(False)
+    yield
+    _C._set_zero_copy(True)
 
 
 def test_fallback_is_counted_and_correct():
@@ -39,7 +49,7 @@ def test_warns_once_per_op_and_can_be_silenced():
         torch_neuronx.set_fallback_warnings(True)
 
 
-def test_native_ops_do_not_fall_back():
+def test_native_ops_never_take_the_fallback():
     x = torch.empty(4, 4, device="neuron")
     x.fill_(3)
     y = x.view(16)[2:6].as_strided((2,), (2,))

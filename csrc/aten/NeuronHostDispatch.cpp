@@ -1,0 +1,223 @@
+// The zero-copy path for every op without a neuron kernel: ATen's own CPU
+// kernel runs directly on device memory (the emulator's memory is
+// host-addressable), with no copy in or out.
+//
+//  1. Neuron tensor arguments become CPU aliases: CPU tensors over the same
+//     bytes (same sizes, strides, offset), whose storage may grow through the
+//     scoped allocator. Neuron Device arguments (factory ops) become CPU.
+//  2. The op's CPU kernel runs (redispatch to the CPU key) inside a
+//     DeviceOutputScope, so whatever it allocates is neuron memory.
+//  3. Mutated arguments take back any new storage or shape from their aliases
+//     (out= resized by the kernel); outputs that alias an argument become
+//     neuron tensors (or views) over that argument's storage; fresh outputs are
+//     adopted as neuron storages as they are. An output in plain CPU memory
+//     (a kernel that bypassed the CPU allocator) is copied and counted as a
+//     fallback.
+//
+// Ops in kCopyingOps, and every op while zero-copy is turned off
+// (torch_neuronx._C._set_zero_copy(False), the benchmark baseline), take the
+// copying CPU fallback instead.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/TensorImpl.h>
+#include <torch/library.h>
+
+#include <atomic>
+#include <cstring>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "aten/NeuronFallback.h"
+#include "aten/NeuronHostAccess.h"
+#include "aten/NeuronHostDispatch.h"
+#include "aten/NeuronOpTracking.h"
+#include "aten/NeuronOutputScope.h"
+#include "runtime/NeuronFunctions.h"
+
+namespace torch_neuronx {
+namespace {
+
+std::atomic<bool> g_zero_copy{true};
+
+// Ops whose CPU kernels cannot run on aliases of device memory.
+bool must_copy(const c10::OperatorName& name) {
+  static const std::unordered_set<std::string_view> kCopyingOps = {};
+  return kCopyingOps.count(name.name) > 0;
+}
+
+struct Alias {
+  at::Tensor host;    // the CPU alias handed to the kernel
+  at::Tensor device;  // the neuron tensor it stands for
+};
+
+// A CPU storage over a neuron storage's bytes (not owning them); it may grow
+// through the scoped allocator.
+c10::Storage alias_storage(c10::StorageImpl* s) {
+  return c10::Storage(c10::make_intrusive<c10::StorageImpl>(
+      c10::StorageImpl::use_byte_size_t(), s->nbytes(), c10::DataPtr(s->mutable_data(), c10::Device(c10::kCPU)),
+      scoped_cpu_allocator(), /*resizable=*/true));
+}
+
+at::Tensor make_alias(const at::Tensor& t, const c10::Storage& storage) {
+  auto host = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(storage),
+                                                       c10::DispatchKeySet(c10::DispatchKey::CPU), t.dtype());
+  host.unsafeGetTensorImpl()->set_sizes_and_strides(t.sizes(), t.strides(), t.storage_offset());
+  copy_math_bits(t, host);
+  return host;
+}
+
+at::Tensor neuron_tensor_over(const c10::Storage& storage, const at::Tensor& like) {
+  auto t = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(storage),
+                                                    c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), like.dtype());
+  t.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+  return t;
+}
+
+class HostCall {
+ public:
+  HostCall(const c10::OperatorHandle& op, c10::Device device) : op_(op), device_(device) {}
+
+  c10::IValue to_host(const c10::IValue& v) {
+    if (v.isTensor()) return c10::IValue(alias_of(v.toTensor()));
+    if (v.isTensorList()) {
+      c10::List<at::Tensor> list;
+      list.reserve(v.toTensorList().size());
+      for (const at::Tensor& t : v.toTensorList()) list.push_back(alias_of(t));
+      return c10::IValue(list);
+    }
+    if (v.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> list;
+      for (std::optional<at::Tensor> t : v.toOptionalTensorList()) {
+        list.push_back(t.has_value() ? std::optional<at::Tensor>(alias_of(*t)) : std::nullopt);
+      }
+      return c10::IValue(list);
+    }
+    if (v.isDevice() && v.toDevice().is_privateuseone()) return c10::IValue(c10::Device(c10::kCPU));
+    return v;
+  }
+
+  // Mutated arguments take over what the kernel did to their aliases.
+  void write_back_arguments() {
+    for (Alias& a : aliases_) {
+      c10::StorageImpl* hs = a.host.storage().unsafeGetStorageImpl();
+      c10::StorageImpl* ds = a.device.storage().unsafeGetStorageImpl();
+      if (hs->data() != ds->data() && hs->nbytes() > 0) {  // the kernel grew the storage
+        c10::Storage grown = adopt_or_copy_storage(*hs);
+        ds->set_data_ptr_noswap(std::move(grown.unsafeGetStorageImpl()->mutable_data_ptr()));
+        ds->set_nbytes(grown.nbytes());
+        hs->set_data_ptr_noswap(c10::DataPtr(ds->mutable_data(), c10::Device(c10::kCPU)));
+      }
+      auto* hi = a.host.unsafeGetTensorImpl();
+      auto* di = a.device.unsafeGetTensorImpl();
+      if (hi->sizes() != di->sizes() || hi->strides() != di->strides() ||
+          hi->storage_offset() != di->storage_offset()) {
+        di->set_sizes_and_strides(hi->sizes(), hi->strides(), hi->storage_offset());
+      }
+    }
+  }
+
+  c10::IValue to_device(const c10::IValue& v) {
+    if (v.isTensor()) return c10::IValue(device_tensor(v.toTensor()));
+    if (v.isTensorList()) {
+      c10::List<at::Tensor> list;
+      list.reserve(v.toTensorList().size());
+      for (const at::Tensor& t : v.toTensorList()) list.push_back(device_tensor(t));
+      return c10::IValue(list);
+    }
+    return v;
+  }
+
+  bool copied_an_output() const { return copied_; }
+
+ private:
+  // Arguments over one neuron storage share one alias storage, so the CPU
+  // kernel's overlap checks see what they would see on the CPU.
+  at::Tensor alias_of(const at::Tensor& t) {
+    if (!t.defined() || !t.is_privateuseone()) return t;
+    c10::StorageImpl* s = t.storage().unsafeGetStorageImpl();
+    c10::Storage storage;
+    for (const Alias& a : aliases_) {
+      if (a.device.storage().unsafeGetStorageImpl() == s) storage = a.host.storage();
+    }
+    if (!storage) storage = alias_storage(s);
+    aliases_.push_back({make_alias(t, storage), t});
+    return aliases_.back().host;
+  }
+
+  at::Tensor device_tensor(const at::Tensor& out) {
+    if (!out.defined() || !out.is_cpu()) return out;
+    c10::StorageImpl* s = out.storage().unsafeGetStorageImpl();
+    for (const Alias& a : aliases_) {
+      if (a.host.unsafeGetTensorImpl() == out.unsafeGetTensorImpl()) return a.device;  // in-place, out=
+      if (a.host.storage().unsafeGetStorageImpl() == s) return neuron_tensor_over(a.device.storage(), out);
+    }
+    for (auto& [impl, storage] : adopted_) {  // several outputs over one fresh storage
+      if (impl == s) return neuron_tensor_over(storage, out);
+    }
+    c10::Storage storage = adopt_or_copy_storage(*s);
+    adopted_.emplace_back(s, storage);
+    return neuron_tensor_over(storage, out);
+  }
+
+  c10::Storage adopt_or_copy_storage(c10::StorageImpl& s) {
+    if (is_device_memory(s)) return adopt_storage(s, device_.index());
+    copied_ = true;  // plain host memory: one copy onto the device
+    at::Tensor bytes = at::empty_strided({static_cast<int64_t>(s.nbytes())}, {1},
+                                         at::TensorOptions().dtype(at::kByte).device(device_));
+    if (s.nbytes() > 0) std::memcpy(bytes.mutable_data_ptr(), s.data(), s.nbytes());
+    return bytes.storage();
+  }
+
+  const c10::OperatorHandle& op_;
+  const c10::Device device_;
+  std::vector<Alias> aliases_;
+  std::vector<std::pair<c10::StorageImpl*, c10::Storage>> adopted_;
+  bool copied_ = false;
+};
+
+std::optional<c10::Device> factory_device(const torch::jit::Stack& stack, size_t first) {
+  for (size_t i = first; i < stack.size(); ++i) {
+    if (stack[i].isDevice() && stack[i].toDevice().is_privateuseone()) {
+      c10::Device d = stack[i].toDevice();
+      return d.has_index() ? d : c10::Device(c10::DeviceType::PrivateUse1, current_device());
+    }
+  }
+  return std::nullopt;
+}
+
+void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& schema = op.schema();
+  const size_t num_args = schema.arguments().size();
+  const size_t first = stack->size() - num_args;
+  std::optional<c10::Device> device = check_same_device(op, *stack, first);
+  if (!device) device = factory_device(*stack, first);
+  if (!device || !g_zero_copy.load(std::memory_order_relaxed) || must_copy(schema.operator_name())) {
+    copying_cpu_fallback(op, stack);
+    return;
+  }
+  substitute_generators(op, *stack, first, *device);
+  prepare_host_access(device->index());
+  HostCall call(op, *device);
+  for (size_t i = first; i < stack->size(); ++i) (*stack)[i] = call.to_host((*stack)[i]);
+  {
+    DeviceOutputScope scope(device->index());
+    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  }
+  call.write_back_arguments();
+  const size_t num_returns = schema.returns().size();
+  for (size_t i = stack->size() - num_returns; i < stack->size(); ++i) (*stack)[i] = call.to_device((*stack)[i]);
+  if (call.copied_an_output()) record_fallback(c10::toString(schema.operator_name()));
+  else record_host_dispatch(op);
+}
+
+}  // namespace
+
+void set_zero_copy(bool enabled) { g_zero_copy.store(enabled); }
+bool zero_copy_enabled() { return g_zero_copy.load(); }
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&host_dispatch>());
+}
+
+}  // namespace torch_neuronx
