@@ -14,6 +14,12 @@
 //     (a kernel that bypassed the CPU allocator) is copied and counted as a
 //     fallback.
 //
+// The dispatcher prefers a composite kernel over a backend fallback, so ops
+// that have both a CPU kernel and a generic composite one (the generated
+// functional/in-place wrappers of structured ops, native_layer_norm, ...) get
+// host_dispatch registered for PrivateUse1 explicitly (register_host_kernels):
+// the CPU kernel then runs as on the CPU, bitwise equal and in one dispatch.
+//
 // Ops in kCopyingOps, and every op while zero-copy is turned off
 // (torch_neuronx._C._set_zero_copy(False), the benchmark baseline), take the
 // copying CPU fallback instead.
@@ -161,7 +167,7 @@ class HostCall {
   }
 
   c10::Storage adopt_or_copy_storage(c10::StorageImpl& s) {
-    if (is_device_memory(s)) return adopt_storage(s, device_.index());
+    if (is_device_memory(s) || s.nbytes() == 0) return adopt_storage(s, device_.index());
     copied_ = true;  // plain host memory: one copy onto the device
     at::Tensor bytes = at::empty_strided({static_cast<int64_t>(s.nbytes())}, {1},
                                          at::TensorOptions().dtype(at::kByte).device(device_));
@@ -212,6 +218,31 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 }  // namespace
+
+int register_host_kernels() {
+  // Kept at module scope: the registrations last as long as the process.
+  static auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
+                                        __LINE__);
+  static int registered = -1;
+  if (registered >= 0) return registered;
+  registered = 0;
+  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    auto op = c10::Dispatcher::singleton().findOp(name);
+    if (!op || op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) ||
+        !op->hasKernelForDispatchKey(c10::DispatchKey::CPU)) {
+      continue;
+    }
+    if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) &&
+        !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional)) {
+      continue;  // these reach the fallback anyway
+    }
+    std::string schema_name = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
+    lib->impl(schema_name.c_str(), torch::CppFunction::makeFromBoxedFunction<&host_dispatch>());
+    ++registered;
+  }
+  return registered;
+}
 
 void set_zero_copy(bool enabled) { g_zero_copy.store(enabled); }
 bool zero_copy_enabled() { return g_zero_copy.load(); }

@@ -57,7 +57,7 @@ bool is_device_memory(const c10::StorageImpl& storage) {
 }
 
 c10::Storage adopt_storage(c10::StorageImpl& cpu_storage, c10::DeviceIndex device) {
-  TORCH_INTERNAL_ASSERT(is_device_memory(cpu_storage));
+  TORCH_INTERNAL_ASSERT(is_device_memory(cpu_storage) || cpu_storage.nbytes() == 0);
   const size_t nbytes = cpu_storage.nbytes();
   c10::DataPtr moved = cpu_storage.set_data_ptr(c10::DataPtr(nullptr, c10::Device(c10::kCPU)));
   void* ptr = moved.release_context();

@@ -34,7 +34,7 @@ TORCH_NEURONX_API c10::Allocator* scoped_cpu_allocator();
 TORCH_NEURONX_API bool is_device_memory(const c10::StorageImpl& storage);
 
 // A neuron storage owning the bytes of a CPU storage whose memory is device
-// memory (is_device_memory); the CPU storage is left empty.
+// memory (is_device_memory) or that has no bytes; the CPU storage is left empty.
 TORCH_NEURONX_API c10::Storage adopt_storage(c10::StorageImpl& cpu_storage, c10::DeviceIndex device);
 
 }  // namespace torch_neuronx

@@ -69,4 +69,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("_fallback_warnings_enabled", &fallback_warnings_enabled);
   m.def("_set_zero_copy", &set_zero_copy);
   m.def("_zero_copy_enabled", &zero_copy_enabled);
+  m.def("_register_host_kernels", &register_host_kernels);
 }

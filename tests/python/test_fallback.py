@@ -22,11 +22,12 @@ def test_fallback_is_counted_and_correct():
     b = (a * 2 + 1).cpu()
     assert torch.equal(b, torch.arange(6.0) * 2 + 1)
     ops = torch_neuronx.get_fallback_ops()
-    assert ops.get("aten::mul.out", 0) >= 1 and ops.get("aten::add.out", 0) >= 1
+    mul = [k for k in ops if k.startswith("aten::mul")]
+    assert mul and any(k.startswith("aten::add") for k in ops)
     executed = torch_neuronx.get_executed_ops()
-    assert executed["aten::empty.memory_format"] >= 1 or executed.get("aten::empty_strided", 0) >= 1
+    assert executed.get("aten::empty.memory_format", 0) + executed.get("aten::empty_strided", 0) >= 1  # arange
     assert executed["aten::_copy_from"] >= 2
-    assert executed["aten::mul.out"] == ops["aten::mul.out"]
+    assert executed[mul[0]] == ops[mul[0]]
 
 
 def test_warns_once_per_op_and_can_be_silenced():
@@ -44,7 +45,7 @@ def test_warns_once_per_op_and_can_be_silenced():
             warnings.simplefilter("always")
             torch.cos(x)
         assert not [w for w in caught if "aten::cos" in str(w.message)]
-        assert torch_neuronx.get_fallback_ops()["aten::cos.out"] == 1
+        assert sum(v for k, v in torch_neuronx.get_fallback_ops().items() if k.startswith("aten::cos")) == 1
     finally:
         torch_neuronx.set_fallback_warnings(True)
 

@@ -23,7 +23,7 @@ def test_ops_run_without_copies():
         assert torch.equal(r.cpu(), e)  # the same CPU kernel ran: bitwise equal
     assert torch_neuronx.get_fallback_ops() == {}
     executed = torch_neuronx.get_executed_ops()
-    assert executed["aten::mul.out"] >= 1 and executed["aten::mm.out"] >= 1
+    assert any(k.startswith("aten::mul") for k in executed) and any(k.startswith("aten::mm") for k in executed)
 
 
 def test_outputs_come_from_the_neuron_allocator():
@@ -117,7 +117,7 @@ def test_zero_copy_can_be_turned_off_for_comparison():
     _C._set_zero_copy(False)
     try:
         (torch.ones(3, device="neuron") * 2).cpu()
-        assert torch_neuronx.get_fallback_ops()["aten::mul.out"] == 1
+        assert sum(v for k, v in torch_neuronx.get_fallback_ops().items() if k.startswith("aten::mul")) == 1
     finally:
         _C._set_zero_copy(True)
     assert _C._zero_copy_enabled()
