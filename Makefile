@@ -53,9 +53,10 @@ bench: build
 	$(PY) benchmarks/copy_bandwidth.py
 	$(PY) benchmarks/allocation_latency.py
 	$(PY) benchmarks/stream_modes.py
+	$(PY) benchmarks/eager_overhead.py
 
 sweep: build
-	@echo "no sweeps yet: the op and architecture sweeps arrive with issues 3 and 6"
+	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv
 
 clean:
 	rm -rf build

@@ -82,7 +82,7 @@ at::Tensor neuron_tensor_over(const c10::Storage& storage, const at::Tensor& lik
 
 class HostCall {
  public:
-  HostCall(const c10::OperatorHandle& op, c10::Device device) : op_(op), device_(device) {}
+  explicit HostCall(c10::Device device) : device_(device) {}
 
   c10::IValue to_host(const c10::IValue& v) {
     if (v.isTensor()) return c10::IValue(alias_of(v.toTensor()));
@@ -136,7 +136,6 @@ class HostCall {
 
   bool copied_an_output() const { return copied_; }
 
- private:
   // Arguments over one neuron storage share one alias storage, so the CPU
   // kernel's overlap checks see what they would see on the CPU.
   at::Tensor alias_of(const at::Tensor& t) {
@@ -151,7 +150,7 @@ class HostCall {
     return aliases_.back().host;
   }
 
-  at::Tensor device_tensor(const at::Tensor& out) {
+  at::Tensor device_tensor(const at::Tensor& out) {  // NOLINT: used by run_on_host too
     if (!out.defined() || !out.is_cpu()) return out;
     c10::StorageImpl* s = out.storage().unsafeGetStorageImpl();
     for (const Alias& a : aliases_) {
@@ -166,6 +165,7 @@ class HostCall {
     return neuron_tensor_over(storage, out);
   }
 
+ private:
   c10::Storage adopt_or_copy_storage(c10::StorageImpl& s) {
     if (is_device_memory(s) || s.nbytes() == 0) return adopt_storage(s, device_.index());
     copied_ = true;  // plain host memory: one copy onto the device
@@ -175,7 +175,6 @@ class HostCall {
     return bytes.storage();
   }
 
-  const c10::OperatorHandle& op_;
   const c10::Device device_;
   std::vector<Alias> aliases_;
   std::vector<std::pair<c10::StorageImpl*, c10::Storage>> adopted_;
@@ -204,7 +203,7 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   }
   substitute_generators(op, *stack, first, *device);
   prepare_host_access(device->index());
-  HostCall call(op, *device);
+  HostCall call(*device);
   for (size_t i = first; i < stack->size(); ++i) (*stack)[i] = call.to_host((*stack)[i]);
   {
     DeviceOutputScope scope(device->index());
@@ -218,6 +217,23 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }
 
 }  // namespace
+
+std::vector<at::Tensor> run_on_host(c10::Device device, const std::vector<at::Tensor>& inputs,
+                                    const std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>& fn) {
+  prepare_host_access(device.index());
+  HostCall call(device);
+  std::vector<at::Tensor> host_inputs;
+  host_inputs.reserve(inputs.size());
+  for (const at::Tensor& t : inputs) host_inputs.push_back(call.alias_of(t));
+  std::vector<at::Tensor> outputs;
+  {
+    DeviceOutputScope scope(device.index());
+    outputs = fn(host_inputs);
+  }
+  call.write_back_arguments();
+  for (at::Tensor& t : outputs) t = call.device_tensor(t);
+  return outputs;
+}
 
 int register_host_kernels() {
   // Kept at module scope: the registrations last as long as the process.

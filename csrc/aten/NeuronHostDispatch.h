@@ -1,6 +1,11 @@
 // The zero-copy host dispatch (the PrivateUse1 fallback) and its switch.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <vector>
+
 #include "runtime/NeuronMacros.h"
 
 namespace torch_neuronx {
@@ -14,5 +19,13 @@ TORCH_NEURONX_API bool zero_copy_enabled();
 // kernel and a composite one, but no neuron kernel; returns how many. Called
 // once, after all libraries registered their kernels (torch_neuronx import).
 TORCH_NEURONX_API int register_host_kernels();
+
+// For native kernels written in terms of other ATen ops: runs fn on CPU
+// aliases of inputs (undefined tensors pass through) with device-memory
+// allocation, and returns fn's outputs as neuron tensors, as the host
+// dispatch does for a whole op.
+TORCH_NEURONX_API std::vector<at::Tensor> run_on_host(
+    c10::Device device, const std::vector<at::Tensor>& inputs,
+    const std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>& fn);
 
 }  // namespace torch_neuronx
