@@ -20,9 +20,8 @@
 // host_dispatch registered for PrivateUse1 explicitly (register_host_kernels):
 // the CPU kernel then runs as on the CPU, bitwise equal and in one dispatch.
 //
-// Ops in kCopyingOps, and every op while zero-copy is turned off
-// (torch_neuronx._C._set_zero_copy(False), the benchmark baseline), take the
-// copying CPU fallback instead.
+// While zero-copy is turned off (torch_neuronx._C._set_zero_copy(False), the
+// benchmark baseline) every op takes the copying CPU fallback instead.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/TensorImpl.h>
@@ -30,8 +29,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "aten/NeuronFallback.h"
@@ -45,12 +42,6 @@ namespace torch_neuronx {
 namespace {
 
 std::atomic<bool> g_zero_copy{true};
-
-// Ops whose CPU kernels cannot run on aliases of device memory.
-bool must_copy(const c10::OperatorName& name) {
-  static const std::unordered_set<std::string_view> kCopyingOps = {};
-  return kCopyingOps.count(name.name) > 0;
-}
 
 struct Alias {
   at::Tensor host;    // the CPU alias handed to the kernel
@@ -150,7 +141,7 @@ class HostCall {
     return aliases_.back().host;
   }
 
-  at::Tensor device_tensor(const at::Tensor& out) {  // NOLINT: used by run_on_host too
+  at::Tensor device_tensor(const at::Tensor& out) {
     if (!out.defined() || !out.is_cpu()) return out;
     c10::StorageImpl* s = out.storage().unsafeGetStorageImpl();
     for (const Alias& a : aliases_) {
@@ -197,7 +188,7 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t first = stack->size() - num_args;
   std::optional<c10::Device> device = check_same_device(op, *stack, first);
   if (!device) device = factory_device(*stack, first);
-  if (!device || !g_zero_copy.load(std::memory_order_relaxed) || must_copy(schema.operator_name())) {
+  if (!device || !g_zero_copy.load(std::memory_order_relaxed)) {
     copying_cpu_fallback(op, stack);
     return;
   }
