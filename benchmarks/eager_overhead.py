@@ -40,29 +40,30 @@ def timed(fn, args, inner, repeats):
     return median_seconds(lambda: fn(*args), repeats=repeats, inner=inner)
 
 
+def report(title: str, rows, inner: int, repeats: int, per_op: bool) -> None:
+    """Times each case on CPU, neuron and the copying fallback; prints ratios
+    of time per op (per_op) or of throughput."""
+    unit, scale = ("us", 1e6) if per_op else ("ms", 1e3)
+    ratio_name = "ratio" if per_op else "thrpt ratio"
+    print(f"{title:<22} | {'cpu ' + unit:>8} | {'neuron ' + unit:>9} | {ratio_name:>11} | "
+          f"{'copying ' + unit:>10} | {'ratio':>6}")
+    for name, args, fn in rows:
+        dev = tuple(t.to("neuron") for t in args)
+        cpu = timed(fn, args, inner, repeats)
+        neuron = timed(fn, dev, inner, repeats)
+        _C._set_zero_copy(False)
+        copying = timed(fn, dev, max(1, inner // 10), repeats)
+        _C._set_zero_copy(True)
+        r_neuron, r_copy = (neuron / cpu, copying / cpu) if per_op else (cpu / neuron, cpu / copying)
+        print(f"{name:<22} | {cpu * scale:>8.2f} | {neuron * scale:>9.2f} | {r_neuron:>11.2f} | "
+              f"{copying * scale:>10.2f} | {r_copy:>6.2f}")
+
+
 def main() -> None:
-    torch.set_num_threads(torch.get_num_threads())
     small, large = cases()
-    print(f"{'small op':<22} | {'cpu us':>8} | {'neuron us':>9} | {'ratio':>6} | {'copying us':>10} | {'ratio':>6}")
-    for name, args, fn in small:
-        dev = tuple(t.to("neuron") for t in args)
-        cpu = timed(fn, args, 2000, 15)
-        neuron = timed(fn, dev, 2000, 15)
-        _C._set_zero_copy(False)
-        copying = timed(fn, dev, 200, 15)
-        _C._set_zero_copy(True)
-        print(f"{name:<22} | {cpu * 1e6:>8.2f} | {neuron * 1e6:>9.2f} | {neuron / cpu:>6.2f} | "
-              f"{copying * 1e6:>10.2f} | {copying / cpu:>6.2f}")
-    print(f"\n{'large op':<22} | {'cpu ms':>8} | {'neuron ms':>9} | {'thrpt ratio':>11} | {'copying ms':>10} | {'ratio':>6}")
-    for name, args, fn in large:
-        dev = tuple(t.to("neuron") for t in args)
-        cpu = timed(fn, args, 1, 7)
-        neuron = timed(fn, dev, 1, 7)
-        _C._set_zero_copy(False)
-        copying = timed(fn, dev, 1, 5)
-        _C._set_zero_copy(True)
-        print(f"{name:<22} | {cpu * 1e3:>8.2f} | {neuron * 1e3:>9.2f} | {cpu / neuron:>11.2f} | "
-              f"{copying * 1e3:>10.2f} | {cpu / copying:>6.2f}")
+    report("small op", small, inner=2000, repeats=15, per_op=True)
+    print()
+    report("large op", large, inner=1, repeats=7, per_op=False)
 
 
 if __name__ == "__main__":

@@ -71,18 +71,21 @@ at::Tensor neuron_tensor_over(const c10::Storage& storage, const at::Tensor& lik
   return t;
 }
 
+template <typename Fn>
+c10::IValue map_list(const c10::IValue& v, Fn fn) {
+  c10::List<at::Tensor> list;
+  list.reserve(v.toTensorList().size());
+  for (const at::Tensor& t : v.toTensorList()) list.push_back(fn(t));
+  return c10::IValue(list);
+}
+
 class HostCall {
  public:
   explicit HostCall(c10::Device device) : device_(device) {}
 
   c10::IValue to_host(const c10::IValue& v) {
     if (v.isTensor()) return c10::IValue(alias_of(v.toTensor()));
-    if (v.isTensorList()) {
-      c10::List<at::Tensor> list;
-      list.reserve(v.toTensorList().size());
-      for (const at::Tensor& t : v.toTensorList()) list.push_back(alias_of(t));
-      return c10::IValue(list);
-    }
+    if (v.isTensorList()) return map_list(v, [this](const at::Tensor& t) { return alias_of(t); });
     if (v.isOptionalTensorList()) {
       c10::List<std::optional<at::Tensor>> list;
       for (std::optional<at::Tensor> t : v.toOptionalTensorList()) {
@@ -116,12 +119,7 @@ class HostCall {
 
   c10::IValue to_device(const c10::IValue& v) {
     if (v.isTensor()) return c10::IValue(device_tensor(v.toTensor()));
-    if (v.isTensorList()) {
-      c10::List<at::Tensor> list;
-      list.reserve(v.toTensorList().size());
-      for (const at::Tensor& t : v.toTensorList()) list.push_back(device_tensor(t));
-      return c10::IValue(list);
-    }
+    if (v.isTensorList()) return map_list(v, [this](const at::Tensor& t) { return device_tensor(t); });
     return v;
   }
 
