@@ -10,9 +10,15 @@ thread_local c10::DeviceIndex t_current_device = 0;
 }
 
 c10::DeviceIndex device_count() {
-  int n = 0;
-  NEURON_HAL_CHECK(hal().device.count(&n));
-  return static_cast<c10::DeviceIndex>(std::min(n, static_cast<int>(kMaxNeuronDevices)));
+  // Fixed once the driver has opened (visibility is read at start-up), and
+  // asked on every allocation and stream lookup: computed once. A failure
+  // throws and is retried on the next call.
+  static const c10::DeviceIndex count = [] {
+    int n = 0;
+    NEURON_HAL_CHECK(hal().device.count(&n));
+    return static_cast<c10::DeviceIndex>(std::min(n, static_cast<int>(kMaxNeuronDevices)));
+  }();
+  return count;
 }
 
 c10::DeviceIndex device_count_ensure_non_zero_or_zero() noexcept {
@@ -39,7 +45,7 @@ c10::DeviceIndex resolve_device(c10::DeviceIndex device) {
 }
 
 c10::DeviceIndex current_device() {
-  hal();  // starts the runtime, as cudaGetDevice initializes CUDA
+  hal();  // opens the driver, so a bad configuration is reported here too
   return t_current_device;
 }
 

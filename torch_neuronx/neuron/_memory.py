@@ -10,10 +10,6 @@ from .. import _C
 from ._device import _DeviceLike, _get_device_index
 
 
-def _index(device: _DeviceLike) -> int:
-    return _get_device_index(device)
-
-
 def empty_cache() -> None:
     """Returns every cached, unused block to the device (memory_reserved drops)."""
     _C._empty_cache()
@@ -21,7 +17,7 @@ def empty_cache() -> None:
 
 def memory_stats(device: _DeviceLike = None) -> dict[str, Any]:
     """CUDA-style statistics: ``allocated_bytes.all.current``, ``reserved_bytes.all.peak``, ..."""
-    return torch.accelerator.memory_stats(torch.device("neuron", _index(device)))
+    return torch.accelerator.memory_stats(torch.device("neuron", _get_device_index(device)))
 
 
 def memory_allocated(device: _DeviceLike = None) -> int:
@@ -41,7 +37,7 @@ def max_memory_reserved(device: _DeviceLike = None) -> int:
 
 
 def reset_peak_memory_stats(device: _DeviceLike = None) -> None:
-    torch.accelerator.reset_peak_memory_stats(torch.device("neuron", _index(device)))
+    torch.accelerator.reset_peak_memory_stats(torch.device("neuron", _get_device_index(device)))
 
 
 def reset_max_memory_allocated(device: _DeviceLike = None) -> None:
@@ -49,12 +45,12 @@ def reset_max_memory_allocated(device: _DeviceLike = None) -> None:
 
 
 def reset_accumulated_memory_stats(device: _DeviceLike = None) -> None:
-    torch.accelerator.reset_accumulated_memory_stats(torch.device("neuron", _index(device)))
+    torch.accelerator.reset_accumulated_memory_stats(torch.device("neuron", _get_device_index(device)))
 
 
 def mem_get_info(device: _DeviceLike = None) -> tuple[int, int]:
     """(free, total) bytes of the device's HBM; cached blocks count as used."""
-    return tuple(_C._mem_get_info(_index(device)))
+    return tuple(_C._mem_get_info(_get_device_index(device)))
 
 
 def _fmt(n: int) -> str:
@@ -67,7 +63,7 @@ def _fmt(n: int) -> str:
 
 def memory_summary(device: _DeviceLike = None, abbreviated: bool = False) -> str:
     """A table of the allocator's statistics, like ``torch.cuda.memory_summary``."""
-    index = _index(device)
+    index = _get_device_index(device)
     stats = memory_stats(index)
     free, total = mem_get_info(index)
     rows = [
