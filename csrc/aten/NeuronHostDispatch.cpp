@@ -180,6 +180,8 @@ std::optional<c10::Device> factory_device(const torch::jit::Stack& stack, size_t
   return std::nullopt;
 }
 
+}  // namespace
+
 void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& schema = op.schema();
   const size_t num_args = schema.arguments().size();
@@ -204,8 +206,6 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   if (call.copied_an_output()) record_fallback(c10::toString(schema.operator_name()));
   else record_host_dispatch(op);
 }
-
-}  // namespace
 
 std::vector<at::Tensor> run_on_host(c10::Device device, const std::vector<at::Tensor>& inputs,
                                     const std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>& fn) {

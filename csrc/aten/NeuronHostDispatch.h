@@ -2,6 +2,8 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
 
 #include <functional>
 #include <vector>
@@ -19,6 +21,9 @@ TORCH_NEURONX_API bool zero_copy_enabled();
 // kernel and a composite one, but no neuron kernel; returns how many. Called
 // once, after all libraries registered their kernels (torch_neuronx import).
 TORCH_NEURONX_API int register_host_kernels();
+
+// The host dispatch itself, for native kernels that hand a call back to it.
+TORCH_NEURONX_API void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 // For native kernels written in terms of other ATen ops: runs fn on CPU
 // aliases of inputs (undefined tensors pass through) with device-memory
