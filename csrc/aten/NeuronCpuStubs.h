@@ -1,9 +1,10 @@
 // Forwarding ATen DispatchStubs from PrivateUse1 to their CPU kernels.
 //
 // A structured impl calls `stub(device_type(), ...)`; on neuron tensors the
-// device type is PrivateUse1. forward_to_cpu(stub) registers, for that slot,
-// a function that calls the same stub for the CPU, so the CPU's vectorized
-// kernel (the one this host's CPU capability selects) runs on device memory.
+// device type is PrivateUse1. TORCH_NEURONX_FORWARD_TO_CPU(stub) registers,
+// for that slot, a function that calls the same stub for the CPU, so the
+// CPU's vectorized kernel (the one this host's CPU capability selects) runs
+// on device memory.
 //
 // Include this header before any other ATen header in a translation unit:
 // DispatchStub's out-of-line functions take one pointer per CPU capability
