@@ -157,6 +157,9 @@ class HostCall {
  private:
   c10::Storage adopt_or_copy_storage(c10::StorageImpl& s) {
     if (is_device_memory(s) || s.nbytes() == 0) return adopt_storage(s, device_.index());
+    TORCH_CHECK(s.data() != nullptr, "neuron: a CPU kernel returned a storage of ", s.nbytes(),
+                " bytes with no memory behind it (a tensor kind the host dispatch cannot adopt); "
+                "please report the op");
     copied_ = true;  // plain host memory: one copy onto the device
     at::Tensor bytes = at::empty_strided({static_cast<int64_t>(s.nbytes())}, {1},
                                          at::TensorOptions().dtype(at::kByte).device(device_));

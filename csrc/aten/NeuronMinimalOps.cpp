@@ -5,6 +5,7 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/TensorFactories.h>
 #include <ATen/ops/_local_scalar_dense_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_cpu_dispatch.h>
@@ -58,6 +59,18 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
   const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, index));
   return at::detail::empty_strided_generic(size, stride, &caching_allocator(), kNeuronKeys,
                                            c10::dtype_or_default(dtype));
+}
+
+// A zero tensor (autograd's placeholder for gradients known to be zero): no
+// memory, the ZeroTensor key makes every op see zeros, as on the CPU.
+at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                                 std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                                 std::optional<bool> pin_memory) {
+  NEURON_COUNT_OP("aten::_efficientzerotensor");
+  c10::Device d(c10::DeviceType::PrivateUse1, target_device(device, pin_memory, layout));
+  at::native::ZeroTensorAllocator allocator(d);
+  const c10::DispatchKeySet keys = kNeuronKeys | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
+  return at::detail::empty_generic(size, &allocator, keys, c10::dtype_or_default(dtype), std::nullopt);
 }
 
 at::Tensor as_strided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
@@ -154,6 +167,7 @@ void record_stream(at::Tensor& self, c10::Stream stream) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
+  m.impl("_efficientzerotensor", efficient_zero_tensor);
   m.impl("as_strided", as_strided);
   m.impl("view", view);
   m.impl("_reshape_alias", reshape_alias);

@@ -3,12 +3,15 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
+#include <atomic>
+
 #include "runtime/NeuronCachingAllocator.h"
 
 namespace torch_neuronx {
 namespace {
 
 thread_local c10::DeviceIndex t_scope_device = -1;
+std::atomic<int64_t> g_cpu_allocations{0};
 
 // Frees a scoped block: neuron memory by pointer, labelled CPU.
 void free_device_block(void* ptr) {
@@ -18,7 +21,10 @@ void free_device_block(void* ptr) {
 class ScopedCpuAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t n) override {
-    if (C10_LIKELY(t_scope_device < 0)) return fallback()->allocate(n);
+    if (C10_LIKELY(t_scope_device < 0)) {
+      if (n > 0) g_cpu_allocations.fetch_add(1, std::memory_order_relaxed);
+      return fallback()->allocate(n);
+    }
     c10::DataPtr p = caching_allocator().allocate_on(t_scope_device, n);
     void* ptr = p.release_context();  // context == pointer for the neuron allocator
     return c10::DataPtr(ptr, ptr, ptr ? &free_device_block : nullptr, c10::Device(c10::kCPU));
@@ -51,6 +57,8 @@ DeviceOutputScope::DeviceOutputScope(c10::DeviceIndex device) : previous_(t_scop
 DeviceOutputScope::~DeviceOutputScope() { t_scope_device = previous_; }
 
 c10::Allocator* scoped_cpu_allocator() { return &g_scoped; }
+
+int64_t cpu_allocation_count() { return g_cpu_allocations.load(std::memory_order_relaxed); }
 
 bool is_device_memory(const c10::StorageImpl& storage) {
   return storage.data_ptr().get_deleter() == &free_device_block;

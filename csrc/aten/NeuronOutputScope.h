@@ -30,6 +30,11 @@ class TORCH_NEURONX_API DeviceOutputScope {
 // The CPU allocator that serves scopes (for alias storages that may grow).
 TORCH_NEURONX_API c10::Allocator* scoped_cpu_allocator();
 
+// How many non-empty CPU allocations were served outside any scope (plain
+// CPU memory): the OpInfo sweep compares a kernel's allocations on the CPU
+// with its device allocations on neuron.
+TORCH_NEURONX_API int64_t cpu_allocation_count();
+
 // True if the storage's bytes were allocated by the neuron allocator.
 TORCH_NEURONX_API bool is_device_memory(const c10::StorageImpl& storage);
 

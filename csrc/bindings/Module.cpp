@@ -6,6 +6,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include "aten/NeuronHostDispatch.h"
+#include "aten/NeuronOutputScope.h"
 #include "aten/NeuronOpTracking.h"
 #include "runtime/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
@@ -53,6 +54,8 @@ PYBIND11_MODULE(_C, m) {
 
   // Memory.
   m.def("_empty_cache", [] { caching_allocator().emptyCache(); });
+  m.def("_allocator_owns", [](uintptr_t ptr) { return caching_allocator().owns(reinterpret_cast<void*>(ptr)); });
+  m.def("_cpu_allocations", &cpu_allocation_count);
   m.def("_mem_get_info", [](int d) { return caching_allocator().getMemoryInfo(static_cast<c10::DeviceIndex>(d)); });
 
   // Random numbers.

@@ -2,7 +2,11 @@
 bfloat16, int64 and bool where the CPU supports them, runs its sample inputs on
 the CPU and on neuron and compares (bitwise: the same CPU kernel runs on
 device memory). A pair passes when every sample matches, the outputs are
-neuron tensors, and the copying fallback did not run.
+neuron tensors whose memory the neuron caching allocator handed out, the
+copying fallback did not run, and the op's in-place variant (where it has one)
+allocated no device memory beyond the temporaries its CPU kernel allocates. Differentiable ops also get a "float32-backward"
+row: gradients of the inputs for the same random output gradients, compared
+the same way.
 
 Run: .venv/bin/python tests/sweep/opinfo_sweep.py [--max-samples N] [--ops a,b] [--out FILE]
 Writes a table (op, dtype, result, reason) as TSV; prints the totals.
@@ -44,6 +48,21 @@ def to_neuron(x):
     if x.is_neg():
         out = out._neg_view()
     return out.requires_grad_(x.requires_grad) if x.is_leaf else out
+
+
+def device_memory_problem(out) -> str | None:
+    """None if every neuron tensor in out lives in memory of the neuron allocator."""
+    for t in tree_flatten(out)[0]:
+        if (isinstance(t, torch.Tensor) and t.device.type == "neuron" and t.layout == torch.strided
+                and not t._is_zerotensor()):  # zero tensors have no memory at all
+            storage = t.untyped_storage()
+            if storage.nbytes() and not torch_neuronx._C._allocator_owns(storage.data_ptr()):
+                return "an output's memory does not come from the neuron allocator"
+    return None
+
+
+def allocations() -> int:
+    return torch.neuron.memory_stats().get("allocation.all.allocated", 0)
 
 
 def compare(cpu_out, dev_out, exact: bool) -> str | None:
@@ -103,7 +122,12 @@ def run_pair(op, dtype, max_samples: int) -> tuple[str, str]:
         fallbacks = torch_neuronx.get_fallback_ops()
         if fallbacks:
             return "fail", f"copying fallback ran: {sorted(fallbacks)}"
-        problem = compare(cpu_out, dev_out, exact)
+        problem = compare(cpu_out, dev_out, exact) or device_memory_problem(dev_out)
+        if problem == "close":
+            close += 1
+        elif problem:
+            return "fail", problem
+        problem = check_inplace(op, sample, exact)
         if problem == "close":
             close += 1
         elif problem:
@@ -115,6 +139,98 @@ def run_pair(op, dtype, max_samples: int) -> tuple[str, str]:
     if close:
         note += f" ({close} within the dtype's tolerance, not bitwise)"
     return "pass", f"{ran} samples{note}"
+
+
+def check_inplace(op, sample, exact: bool) -> str | None:
+    """Runs op's in-place variant on a neuron copy of the sample: same result as
+    on the CPU, and no device allocation beyond the temporaries the CPU kernel
+    itself allocates (counted on the CPU run). None when it has none or the
+    CPU rejects the sample."""
+    inplace = op.get_inplace()
+    if inplace is None:
+        return None
+    cpu_in = sample.input.clone()
+    cpu_before = torch_neuronx._C._cpu_allocations()
+    try:
+        inplace(cpu_in, *sample.args, **sample.kwargs)
+    except Exception:  # noqa: BLE001 - not valid in place for this sample (dtype, broadcast)
+        return None
+    cpu_allocated = torch_neuronx._C._cpu_allocations() - cpu_before
+    dev_sample = sample.transform(to_neuron)
+    dev_in = to_neuron(sample.input.clone())
+    torch.neuron.synchronize()
+    before = allocations()
+    try:
+        inplace(dev_in, *dev_sample.args, **dev_sample.kwargs)
+    except Exception as e:  # noqa: BLE001
+        return f"in-place variant raises {type(e).__name__}: {str(e).splitlines()[0][:140]}"
+    allocated = allocations() - before
+    problem = compare(cpu_in, dev_in, exact)
+    if problem:
+        return problem if problem == "close" else "in-place variant: " + problem
+    if allocated > cpu_allocated:  # more than the CPU kernel's own temporaries
+        return f"in-place variant allocated {allocated} device block(s), the CPU kernel {cpu_allocated}"
+    return None
+
+
+def grad_inputs(sample_args) -> list[torch.Tensor]:
+    return [t for t in tree_flatten(sample_args)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def grads(op, sample, grad_outputs_like=None):
+    out = op(sample.input, *sample.args, **sample.kwargs)
+    outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    inputs = grad_inputs((sample.input, sample.args, sample.kwargs))
+    if not outs or not inputs:
+        return None, None
+    if grad_outputs_like is None:
+        gen = torch.Generator().manual_seed(0)
+        grad_outputs_like = [torch.randn(o.shape, generator=gen, dtype=o.dtype) for o in outs]
+    g_out = [g.to(o.device) for g, o in zip(grad_outputs_like, outs)]
+    return torch.autograd.grad(outs, inputs, g_out, allow_unused=True), grad_outputs_like
+
+
+def run_backward(op, max_samples: int) -> tuple[str, str]:
+    """Input gradients in float32, CPU against neuron, for one OpInfo."""
+    if not op.supports_autograd or torch.float32 not in op.supported_dtypes("cpu"):
+        return "skip", "not differentiable in float32 on CPU"
+    if any(h in op.name for h in RANDOM_HINTS):
+        return "skip", "random op: gradients depend on the random draw"
+    try:
+        samples = list(op.sample_inputs("cpu", torch.float32, requires_grad=True))[:max_samples]
+    except Exception as e:  # noqa: BLE001
+        return "skip", f"sample inputs fail on CPU: {type(e).__name__}"
+    ran = close = 0
+    for sample in samples:
+        try:
+            cpu_grads, g_like = grads(op, sample)
+        except Exception:  # noqa: BLE001 - the CPU itself cannot differentiate this sample
+            continue
+        if cpu_grads is None:
+            continue
+        dev_sample = sample.transform(to_neuron)
+        if len(grad_inputs((dev_sample.input, dev_sample.args, dev_sample.kwargs))) != len(cpu_grads):
+            continue  # an input that is not a leaf: moving it dropped its graph
+        torch_neuronx.clear_op_tracking()
+        try:
+            dev_grads, _ = grads(op, dev_sample, g_like)
+        except Exception as e:  # noqa: BLE001
+            return "fail", f"backward raises {type(e).__name__}: {str(e).splitlines()[0][:160]}"
+        fallbacks = torch_neuronx.get_fallback_ops()
+        if fallbacks:
+            return "fail", f"copying fallback ran in backward: {sorted(fallbacks)}"
+        pairs = [(c, d) for c, d in zip(cpu_grads, dev_grads) if c is not None or d is not None]
+        if any(c is None or d is None for c, d in pairs):
+            return "fail", "a gradient is missing on one side"
+        problem = compare([c for c, _ in pairs], [d for _, d in pairs], True) or device_memory_problem(dev_grads)
+        if problem == "close":
+            close += 1
+        elif problem:
+            return "fail", "gradients: " + problem
+        ran += 1
+    if ran == 0:
+        return "skip", "no sample differentiates on CPU"
+    return "pass", f"{ran} samples" + (f" ({close} within tolerance, not bitwise)" if close else "")
 
 
 def main() -> int:
@@ -135,12 +251,15 @@ def main() -> int:
         name = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
         if wanted and op.name not in wanted and name not in wanted:
             continue
-        for dtype in DTYPES:
+        for dtype in (*DTYPES, "float32-backward"):
             if args.verbose:
                 print(f"{name} {dtype}", file=sys.stderr, flush=True)
             signal.alarm(args.timeout)
             try:
-                result, reason = run_pair(op, dtype, args.max_samples)
+                if dtype == "float32-backward":
+                    result, reason = run_backward(op, args.max_samples)
+                else:
+                    result, reason = run_pair(op, dtype, args.max_samples)
             except Timeout:
                 result, reason = "fail", f"timed out after {args.timeout} s"
             except Exception as e:  # noqa: BLE001 - the harness itself must not stop
