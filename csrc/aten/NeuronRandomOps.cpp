@@ -5,6 +5,8 @@
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
+#include <ATen/ops/ones_like.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
@@ -132,9 +134,28 @@ at::Tensor& exponential_(at::Tensor& self, double lambd, std::optional<at::Gener
   return generate(self, gen, 2, [&](auto& word, uint64_t w) { return -std::log1p(-uniform01(word, w)) / lambd; });
 }
 
+// Dropout draws its mask from the device generator (the CPU kernel would
+// draw from the CPU's default generator, which the schema gives no way to
+// replace); otherwise it follows the CPU kernel: a bool mask of Bernoulli(1-p)
+// draws, output = input * mask / (1 - p).
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
+  NEURON_COUNT_OP("aten::native_dropout");
+  TORCH_CHECK(0 <= p && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  if (input.numel() == 0) return {input, at::empty_like(input, input.options())};
+  if (train.has_value() && !*train) {
+    return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
+  }
+  const double keep = 1. - p;
+  const double scale = keep == 0 ? 0. : 1. / keep;
+  at::Tensor mask = at::empty_like(input, input.options().dtype(at::kBool), at::MemoryFormat::Contiguous);
+  mask.bernoulli_(keep);
+  return {input.mul(mask).mul_(scale), mask};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("native_dropout", native_dropout);
   m.impl("uniform_", uniform_);
   m.impl("normal_", normal_);
   m.impl("random_", random_);

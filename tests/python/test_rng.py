@@ -4,6 +4,8 @@ layout that DTensor's RNG tracker reads, distributions, fallback random ops."""
 import pytest
 import torch
 
+import torch_neuronx
+
 
 def test_manual_seed_reproduces_every_random_op():
     def draw():
@@ -102,3 +104,18 @@ def test_fallback_random_ops_follow_the_seed():
     assert torch.equal(torch.randperm(50, device="neuron").cpu(), p1)
     assert torch.equal(torch.multinomial(torch.ones(10, device="neuron"), 5).cpu(), m1)
     assert sorted(p1.tolist()) == list(range(50))
+
+
+def test_dropout_follows_the_seed_and_advances_the_offset():
+    x = torch.ones(4096, device="neuron")
+    torch.manual_seed(3)
+    state = torch.neuron.get_rng_state()
+    a = torch.nn.functional.dropout(x, 0.5, training=True)
+    assert not torch.equal(torch.neuron.get_rng_state(), state)  # the Philox offset moved
+    b = torch.nn.functional.dropout(x, 0.5, training=True)
+    torch.manual_seed(3)
+    assert torch.equal(torch.nn.functional.dropout(x, 0.5, training=True).cpu(), a.cpu())
+    assert not torch.equal(a.cpu(), b.cpu())
+    kept = (a != 0).float().mean().item()
+    assert 0.45 < kept < 0.55 and set(a.unique().cpu().tolist()) == {0.0, 2.0}
+    assert torch_neuronx.get_fallback_ops() == {}
