@@ -3,13 +3,20 @@ argument copied to the CPU and back, the previous design) in the same run.
 
 Small ops: median time per op, ratio neuron / CPU (issue 3 target <= 1.15).
 Large ops: throughput ratio neuron / CPU (target >= 0.98).
+Tiny Llama (from a config, random weights): a forward at batch 1 x 128 tokens
+and one decode step with the KV cache, median time ratio neuron / CPU
+(target <= 1.10).
 
 Run: .venv/bin/python benchmarks/eager_overhead.py
 """
 
+import statistics
+import time
+
 import torch
 import torch.nn.functional as F
 
+import torch_neuronx
 from torch_neuronx import _C
 from _timing import median_seconds
 
@@ -59,11 +66,51 @@ def report(title: str, rows, inner: int, repeats: int, per_op: bool) -> None:
               f"{copying * scale:>10.2f} | {r_copy:>6.2f}")
 
 
+def tiny_llama(device: str):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(vocab_size=2048, hidden_size=256, intermediate_size=688, num_hidden_layers=4,
+                      num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=512)
+    torch.manual_seed(0)
+    return LlamaForCausalLM(cfg).eval().to(device)
+
+
+@torch.no_grad()
+def llama_times(device: str, steps: int = 24, repeats: int = 5) -> tuple[float, float]:
+    """Median forward time at 1 x 128 tokens and median time of one decode step."""
+    model = tiny_llama(device)
+    ids = torch.randint(0, 2048, (1, 128)).to(device)
+    forward = median_seconds(lambda: model(ids, use_cache=False), repeats=repeats, warmup=2)
+    step_times = []
+    for _ in range(2):  # the first pass warms the allocator's cache
+        out = model(ids, use_cache=True)
+        cache, token = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        step_times.clear()
+        for _ in range(steps):
+            start = time.perf_counter()
+            out = model(token, past_key_values=cache, use_cache=True)
+            token = out.logits[:, -1:].argmax(-1)
+            token.cpu()  # the step is done when its token can be read
+            step_times.append(time.perf_counter() - start)
+    return forward, statistics.median(step_times)
+
+
+def report_llama() -> None:
+    cpu = llama_times("cpu")
+    neuron = llama_times("neuron")
+    print(f"{'tiny llama':<22} | {'cpu ms':>8} | {'neuron ms':>9} | {'ratio':>11}")
+    for name, c, n in (("forward 1x128", cpu[0], neuron[0]), ("decode step", cpu[1], neuron[1])):
+        print(f"{name:<22} | {c * 1e3:>8.2f} | {n * 1e3:>9.2f} | {n / c:>11.2f}")
+
+
 def main() -> None:
+    torch_neuronx.set_fallback_warnings(False)  # the copying baseline warns for every op
     small, large = cases()
     report("small op", small, inner=2000, repeats=15, per_op=True)
     print()
     report("large op", large, inner=1, repeats=7, per_op=False)
+    print()
+    report_llama()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 DTYPES = (torch.float32, torch.bfloat16, torch.int64, torch.bool)
 RANDOM_HINTS = ("rand", "fractional", "lowrank", "normal", "bernoulli", "dropout", "multinomial", "uniform", "exponential", "cauchy",
-                "geometric", "log_normal", "poisson", "randperm", "empty", "new_empty")
+                "geometric", "log_normal", "poisson", "randperm", "empty", "new_empty",
+                "multi_head_attention")  # its training samples apply dropout (p=0.5)
 
 
 class Timeout(Exception):
