@@ -41,6 +41,9 @@ def _register() -> None:
     torch._register_device_module("neuron", device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     _C._register_host_kernels()  # CPU kernels over composite ones, once every library is loaded
+    from . import _distributed
+
+    _distributed.register()
 
 
 _register()

@@ -6,6 +6,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include "aten/NeuronHostDispatch.h"
+#include "distributed/ProcessGroupNeuron.h"
 #include "aten/NeuronOutputScope.h"
 #include "aten/NeuronOpTracking.h"
 #include "runtime/NeuronCachingAllocator.h"
@@ -73,4 +74,18 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_zero_copy", &set_zero_copy);
   m.def("_zero_copy_enabled", &zero_copy_enabled);
   m.def("_register_host_kernels", &register_host_kernels);
+
+  m.def(
+      "_create_process_group",
+      [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, double timeout_s,
+         const std::string& group_name) -> c10::intrusive_ptr<c10d::Backend> {
+        auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+        return c10::make_intrusive<ProcessGroupNeuron>(store, rank, size, timeout, group_name);
+      },
+      py::call_guard<py::gil_scoped_release>());
+  m.def("_process_group_shm_bytes", [](const c10::intrusive_ptr<c10d::Backend>& backend) {
+    auto* pg = dynamic_cast<ProcessGroupNeuron*>(backend.get());
+    TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());
+    return pg->shm_bytes();
+  });
 }

@@ -1,0 +1,299 @@
+#include "distributed/ProcessGroupNeuron.h"
+
+#include <ATen/core/ivalue.h>
+#include <c10/util/Exception.h>
+
+#include "aten/NeuronHostAccess.h"
+
+namespace torch_neuronx {
+namespace {
+
+constexpr size_t kSlotBytes = 4u << 20;  // per rank; larger tensors move in chunks
+
+class NeuronWork final : public c10d::Work {
+ public:
+  NeuronWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs)
+      : Work(rank, type), outputs_(std::move(outputs)) {
+    std::vector<c10::Device> devices;
+    for (const at::Tensor& t : outputs_) {
+      if (t.is_privateuseone() && std::find(devices.begin(), devices.end(), t.device()) == devices.end()) {
+        devices.push_back(t.device());
+      }
+    }
+    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()), devices);
+  }
+
+  void complete(std::exception_ptr error) {
+    if (error) future_->setError(error);
+    else future_->markCompleted(c10::IValue(outputs_));
+    finish(error);
+  }
+
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+std::exception_ptr as_dist_backend_error(const std::exception& e) {
+  try {
+    TORCH_CHECK_WITH(DistBackendError, false, e.what());
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+void check_tensor(const at::Tensor& t, const char* what) {
+  TORCH_CHECK(t.defined() && t.layout() == c10::kStrided, what, ": expected a strided tensor");
+  TORCH_CHECK(t.is_privateuseone() || t.is_cpu(), what, ": the neuron backend takes neuron tensors, got one on ",
+              t.device(), " (use a cpu:gloo,neuron:neuron backend for CPU collectives)");
+  TORCH_CHECK(t.is_contiguous(), what, ": tensors must be contiguous (call .contiguous() first)");
+  std::string why = dist::unsupported_reason(t.scalar_type(), dist::Reduce::kSum);
+  TORCH_CHECK(why.empty(), what, ": ", why);
+}
+
+const at::Tensor& single(const std::vector<at::Tensor>& ts, const char* what) {
+  TORCH_CHECK(ts.size() == 1, what, ": the neuron backend takes one tensor per call, got ", ts.size());
+  check_tensor(ts[0], what);
+  return ts[0];
+}
+
+dist::ReduceSpec reduce_spec(const c10d::ReduceOp& op, c10::ScalarType dtype, const char* what) {
+  dist::ReduceSpec spec;
+  spec.code = static_cast<int64_t>(op.op_);
+  switch (op.op_) {
+    case c10d::ReduceOp::SUM: spec.op = dist::Reduce::kSum; break;
+    case c10d::ReduceOp::AVG:
+      TORCH_CHECK(c10::isFloatingType(dtype), what, ": ReduceOp.AVG needs a floating dtype, got ", dtype);
+      spec.op = dist::Reduce::kSum;
+      spec.average = true;
+      break;
+    case c10d::ReduceOp::PRODUCT: spec.op = dist::Reduce::kProduct; break;
+    case c10d::ReduceOp::MIN: spec.op = dist::Reduce::kMin; break;
+    case c10d::ReduceOp::MAX: spec.op = dist::Reduce::kMax; break;
+    case c10d::ReduceOp::BAND: spec.op = dist::Reduce::kBand; break;
+    case c10d::ReduceOp::BOR: spec.op = dist::Reduce::kBor; break;
+    case c10d::ReduceOp::BXOR: spec.op = dist::Reduce::kBxor; break;
+    case c10d::ReduceOp::PREMUL_SUM: {
+      TORCH_CHECK(c10::isFloatingType(dtype), what, ": PREMUL_SUM needs a floating dtype, got ", dtype);
+      auto* sup = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
+      TORCH_CHECK(sup != nullptr, what, ": PREMUL_SUM without its factor");
+      spec.op = dist::Reduce::kSum;
+      spec.premul = sup->tensor_factor.defined() ? sup->tensor_factor.item<double>() : sup->double_factor;
+      break;
+    }
+    default: TORCH_CHECK(false, what, ": reduce op ", static_cast<int>(op.op_), " is not supported");
+  }
+  std::string why = dist::unsupported_reason(dtype, spec.op);
+  TORCH_CHECK(why.empty(), what, ": ", why);
+  return spec;
+}
+
+// Inputs are ready once the caller's current stream reached this point.
+void wait_for_producers(const std::vector<at::Tensor>& ts) {
+  for (const at::Tensor& t : ts) {
+    if (t.is_privateuseone()) prepare_host_access(t.device().index());
+  }
+}
+
+}  // namespace
+
+ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                                       std::chrono::milliseconds timeout, std::string group_name)
+    : Backend(rank, size), group_name_(std::move(group_name)) {
+  const std::string key = "torch_neuronx/shm_name";
+  std::string name;
+  std::unique_ptr<dist::ShmGroup> group;
+  try {
+    if (rank == 0) {
+      name = dist::ShmGroup::unique_name("pg");
+      group = std::make_unique<dist::ShmGroup>(name, rank, size, kSlotBytes, /*create=*/true);
+      store->set(key, std::vector<uint8_t>(name.begin(), name.end()));
+    } else {
+      try {
+        store->wait({key}, timeout);
+      } catch (const std::exception& e) {
+        throw dist::DistError("neuron process group '" + group_name_ + "', init: rank 0 of the group never " +
+                              "published the shared-memory segment within " + std::to_string(timeout.count()) +
+                              " ms (" + e.what() + ")");
+      }
+      std::vector<uint8_t> v = store->get(key);
+      name.assign(v.begin(), v.end());
+      group = std::make_unique<dist::ShmGroup>(name, rank, size, kSlotBytes, /*create=*/false);
+    }
+    shm_ = std::make_unique<dist::ShmCollectives>(std::move(group), group_name_, timeout);
+    shm_->wait_for_all_ranks("init");
+  } catch (const dist::DistError& e) {
+    if (rank == 0 && !name.empty()) dist::ShmGroup::unlink(name);
+    TORCH_CHECK_WITH(DistBackendError, false, e.what());
+  }
+  if (rank == 0) dist::ShmGroup::unlink(name);  // every rank has it mapped: the name is no longer needed
+  worker_ = std::thread([this] { worker_loop(); });
+}
+
+ProcessGroupNeuron::~ProcessGroupNeuron() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void ProcessGroupNeuron::worker_loop() {
+  while (true) {
+    std::function<void()> item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and every queued collective ran
+      item = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    item();
+  }
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
+                                                           Task task, uint64_t bytes) {
+  auto work = c10::make_intrusive<NeuronWork>(getRank(), type, std::move(outputs));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.emplace_back([this, work, task = std::move(task), bytes] {
+      std::exception_ptr error;
+      try {
+        task();
+        shm_bytes_.fetch_add(bytes);
+      } catch (const dist::DistError& e) {
+        error = as_dist_backend_error(e);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      work->complete(error);
+    });
+  }
+  cv_.notify_one();
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce(std::vector<at::Tensor>& tensors,
+                                                             const c10d::AllreduceOptions& opts) {
+  at::Tensor t = single(tensors, "allreduce");
+  dist::ReduceSpec spec = reduce_spec(opts.reduceOp, t.scalar_type(), "allreduce");
+  wait_for_producers(tensors);
+  return enqueue(c10d::OpType::ALLREDUCE, tensors, [this, t, spec] {
+    shm_->allreduce(t.data_ptr(), t.numel(), t.scalar_type(), spec);
+  }, t.nbytes());
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  std::vector<dist::ReduceSpec> specs;
+  uint64_t bytes = 0;
+  for (const at::Tensor& t : tensors) {
+    check_tensor(t, "allreduce_coalesced");
+    specs.push_back(reduce_spec(opts.reduceOp, t.scalar_type(), "allreduce_coalesced"));
+    bytes += t.nbytes();
+  }
+  wait_for_producers(tensors);
+  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, specs] {
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      shm_->allreduce(tensors[i].data_ptr(), tensors[i].numel(), tensors[i].scalar_type(), specs[i]);
+    }
+  }, bytes);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::broadcast(std::vector<at::Tensor>& tensors,
+                                                             const c10d::BroadcastOptions& opts) {
+  at::Tensor t = single(tensors, "broadcast");
+  TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < getSize(), "broadcast: root rank ", opts.rootRank,
+              " is outside the group of ", getSize());
+  wait_for_producers(tensors);
+  const int root = static_cast<int>(opts.rootRank);
+  return enqueue(c10d::OpType::BROADCAST, tensors, [this, t, root] {
+    shm_->broadcast(t.data_ptr(), t.numel(), t.scalar_type(), root);
+  }, t.nbytes());
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                                   const c10d::AllgatherOptions&) {
+  check_tensor(input, "all_gather_into_tensor");
+  check_tensor(output, "all_gather_into_tensor");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "all_gather_into_tensor: output dtype ",
+              output.scalar_type(), " differs from input dtype ", input.scalar_type());
+  TORCH_CHECK(output.numel() == input.numel() * getSize(), "all_gather_into_tensor: output has ", output.numel(),
+              " elements, expected world size x input = ", getSize(), " x ", input.numel());
+  wait_for_producers({input, output});
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, [this, input, output] {
+    shm_->allgather(input.data_ptr(), output.data_ptr(), input.numel(), input.scalar_type());
+  }, input.nbytes() * getSize());
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                             std::vector<at::Tensor>& inputs,
+                                                             const c10d::AllgatherOptions&) {
+  at::Tensor input = single(inputs, "all_gather");
+  TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(), "all_gather: expected one ",
+              "list of ", getSize(), " output tensors");
+  for (const at::Tensor& o : outputs[0]) {
+    check_tensor(o, "all_gather");
+    TORCH_CHECK(o.numel() == input.numel() && o.scalar_type() == input.scalar_type(), "all_gather: every output ",
+                "must match the input's size and dtype (", input.numel(), " x ", input.scalar_type(), ")");
+  }
+  std::vector<at::Tensor> outs = outputs[0];
+  wait_for_producers(outs);
+  wait_for_producers(inputs);
+  return enqueue(c10d::OpType::ALLGATHER, outs, [this, input, outs] {
+    std::vector<char> gathered(input.nbytes() * outs.size());
+    shm_->allgather(input.data_ptr(), gathered.data(), input.numel(), input.scalar_type());
+    for (size_t r = 0; r < outs.size(); ++r) {
+      std::memcpy(outs[r].data_ptr(), gathered.data() + r * input.nbytes(), input.nbytes());
+    }
+  }, input.nbytes() * getSize());
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                                        const c10d::ReduceScatterOptions& opts) {
+  check_tensor(input, "reduce_scatter_tensor");
+  check_tensor(output, "reduce_scatter_tensor");
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "reduce_scatter_tensor: output dtype ",
+              output.scalar_type(), " differs from input dtype ", input.scalar_type());
+  TORCH_CHECK(input.numel() == output.numel() * getSize(), "reduce_scatter_tensor: input has ", input.numel(),
+              " elements, expected world size x output = ", getSize(), " x ", output.numel());
+  dist::ReduceSpec spec = reduce_spec(opts.reduceOp, input.scalar_type(), "reduce_scatter_tensor");
+  wait_for_producers({input, output});
+  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, [this, input, output, spec] {
+    shm_->reduce_scatter(input.data_ptr(), output.data_ptr(), output.numel(), input.scalar_type(), spec);
+  }, input.nbytes());
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                                  std::vector<std::vector<at::Tensor>>& inputs,
+                                                                  const c10d::ReduceScatterOptions& opts) {
+  at::Tensor output = single(outputs, "reduce_scatter");
+  TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == getSize(), "reduce_scatter: expected ",
+              "one list of ", getSize(), " input tensors");
+  for (const at::Tensor& i : inputs[0]) {
+    check_tensor(i, "reduce_scatter");
+    TORCH_CHECK(i.numel() == output.numel() && i.scalar_type() == output.scalar_type(), "reduce_scatter: every ",
+                "input must match the output's size and dtype (", output.numel(), " x ", output.scalar_type(), ")");
+  }
+  dist::ReduceSpec spec = reduce_spec(opts.reduceOp, output.scalar_type(), "reduce_scatter");
+  std::vector<at::Tensor> ins = inputs[0];
+  wait_for_producers(ins);
+  return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, [this, ins, output, spec] {
+    std::vector<char> packed(output.nbytes() * ins.size());
+    for (size_t r = 0; r < ins.size(); ++r) std::memcpy(packed.data() + r * output.nbytes(), ins[r].data_ptr(),
+                                                        output.nbytes());
+    shm_->reduce_scatter(packed.data(), output.data_ptr(), output.numel(), output.scalar_type(), spec);
+  }, output.nbytes() * getSize());
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::barrier(const c10d::BarrierOptions&) {
+  return enqueue(c10d::OpType::BARRIER, {}, [this] { shm_->barrier(); }, 0);
+}
+
+}  // namespace torch_neuronx

@@ -1,0 +1,144 @@
+#include "distributed/ShmGroup.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <thread>
+
+namespace torch_neuronx::dist {
+namespace {
+
+constexpr uint64_t kMagic = 0x4e45555253484d31ull;  // "NEURSHM1"
+constexpr size_t kPage = 4096;
+
+struct alignas(64) RankControl {
+  std::atomic<uint64_t> phase{0};
+  std::atomic<int32_t> pid{0};
+  CallSignature signature;
+};
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+void futex_wait(std::atomic<uint32_t>* word, uint32_t expected, std::chrono::milliseconds slice) {
+  timespec ts{static_cast<time_t>(slice.count() / 1000), static_cast<long>(slice.count() % 1000) * 1000000};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<uint32_t>* word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+bool process_exited(int32_t pid) { return pid > 0 && kill(pid, 0) == -1 && errno == ESRCH; }
+
+}  // namespace
+
+struct ShmGroup::Header {
+  uint64_t magic;
+  int32_t world;
+  uint64_t slot_bytes;
+  alignas(64) std::atomic<uint32_t> wake{0};
+  RankControl ranks[1];  // world entries
+
+  static size_t bytes(int world) { return round_up(sizeof(Header) + (world - 1) * sizeof(RankControl), kPage); }
+};
+
+std::string ShmGroup::unique_name(const std::string& tag) {
+  std::random_device rd;
+  std::ostringstream s;
+  s << "/torch_neuronx_" << tag << "_" << getpid() << "_" << std::hex
+    << std::chrono::steady_clock::now().time_since_epoch().count() << "_" << rd();
+  return s.str();
+}
+
+void ShmGroup::unlink(const std::string& name) { shm_unlink(name.c_str()); }
+
+ShmGroup::ShmGroup(const std::string& name, int rank, int world, size_t slot_bytes, bool create)
+    : rank_(rank), world_(world), slot_bytes_(round_up(slot_bytes, kPage)) {
+  const size_t header_bytes = Header::bytes(world);
+  mapped_bytes_ = header_bytes + slot_bytes_ * world;
+  int fd = create ? shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) : shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0) throw DistError("neuron process group: cannot " + std::string(create ? "create" : "open") +
+                              " shared memory " + name + ": " + std::strerror(errno));
+  if (create && ftruncate(fd, static_cast<off_t>(mapped_bytes_)) != 0) {
+    int err = errno;
+    close(fd);
+    shm_unlink(name.c_str());
+    throw DistError("neuron process group: cannot size shared memory " + name + " to " +
+                    std::to_string(mapped_bytes_) + " bytes: " + std::strerror(err));
+  }
+  void* p = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) throw DistError("neuron process group: cannot map shared memory " + name + ": " +
+                                       std::strerror(errno));
+  header_ = static_cast<Header*>(p);
+  data_ = static_cast<char*>(p) + header_bytes;
+  if (create) {
+    header_->world = world;
+    header_->slot_bytes = slot_bytes_;
+    std::atomic_thread_fence(std::memory_order_release);
+    header_->magic = kMagic;
+  }
+  header_->ranks[rank].pid.store(getpid());
+}
+
+ShmGroup::~ShmGroup() {
+  if (header_) munmap(header_, mapped_bytes_);
+}
+
+char* ShmGroup::slot(int r) const { return data_ + static_cast<size_t>(r) * slot_bytes_; }
+
+void ShmGroup::publish_signature(const CallSignature& sig) { header_->ranks[rank_].signature = sig; }
+
+CallSignature ShmGroup::signature(int r) const { return header_->ranks[r].signature; }
+
+void ShmGroup::arrive(uint64_t phase) {
+  header_->ranks[rank_].phase.store(phase, std::memory_order_release);
+  header_->wake.fetch_add(1, std::memory_order_acq_rel);
+  futex_wake_all(&header_->wake);
+}
+
+void ShmGroup::wait_all(uint64_t phase, const std::string& what, std::chrono::milliseconds timeout) {
+  auto missing = [&] {
+    for (int r = 0; r < world_; ++r) {
+      if (header_->ranks[r].phase.load(std::memory_order_acquire) < phase) return r;
+    }
+    return -1;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int spin = 0; spin < 256; ++spin) {
+    if (missing() < 0) return;
+    std::this_thread::yield();
+  }
+  while (true) {
+    const uint32_t seen = header_->wake.load(std::memory_order_acquire);
+    if (missing() < 0) return;
+    std::ostringstream late, dead;
+    for (int r = 0; r < world_; ++r) {
+      if (header_->ranks[r].phase.load(std::memory_order_acquire) >= phase) continue;
+      late << (late.tellp() > 0 ? ", " : "") << r;
+      if (process_exited(header_->ranks[r].pid.load())) dead << (dead.tellp() > 0 ? ", " : "") << r;
+    }
+    if (dead.tellp() > 0) {
+      throw DistError(what + ": rank " + dead.str() + " of the group exited (its process is gone); waiting for rank " +
+                      late.str());
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw DistError(what + ": timed out after " + std::to_string(timeout.count()) + " ms waiting for rank " +
+                      late.str() + " of the group");
+    }
+    futex_wait(&header_->wake, seen, std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace torch_neuronx::dist

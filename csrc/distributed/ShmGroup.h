@@ -1,0 +1,69 @@
+// One process group's shared-memory segment on this host: a control block
+// (per-rank phase counters, pids and call signatures, one futex word) and one
+// data slot per rank. Ranks meet at numbered phases: arrive() publishes this
+// rank's phase, wait_all() blocks (spin briefly, then futex) until every rank
+// reached it, and throws DistError naming the missing ranks when the timeout
+// passes or a missing rank's process has exited.
+//
+// The segment is created by rank 0 with mode 0600 under a unique name and
+// unlinked as soon as every rank has mapped it, so nothing stays in /dev/shm
+// after the job, however it ends.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace torch_neuronx::dist {
+
+// A collective that cannot complete: a dead or late peer, or a mismatch.
+class DistError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What each rank says about its next collective, checked across ranks.
+struct CallSignature {
+  uint32_t op = 0;      // collective kind
+  int32_t dtype = -1;   // c10::ScalarType
+  int64_t numel = 0;    // elements of this rank's input
+  int64_t root = -1;    // root rank, reduce op or -1
+};
+
+class ShmGroup {
+ public:
+  // Rank 0 creates the segment `name`; the others open it.
+  ShmGroup(const std::string& name, int rank, int world, size_t slot_bytes, bool create);
+  ~ShmGroup();
+  ShmGroup(const ShmGroup&) = delete;
+  ShmGroup& operator=(const ShmGroup&) = delete;
+
+  // A name no other job uses (pid, time and random bits).
+  static std::string unique_name(const std::string& tag);
+  static void unlink(const std::string& name);
+
+  int rank() const { return rank_; }
+  int world() const { return world_; }
+  size_t slot_bytes() const { return slot_bytes_; }
+  char* slot(int r) const;
+
+  void publish_signature(const CallSignature& sig);
+  CallSignature signature(int r) const;
+
+  void arrive(uint64_t phase);
+  // `what` names the collective and group in the error.
+  void wait_all(uint64_t phase, const std::string& what, std::chrono::milliseconds timeout);
+
+ private:
+  struct Header;
+  Header* header_ = nullptr;
+  char* data_ = nullptr;
+  size_t mapped_bytes_ = 0;
+  int rank_;
+  int world_;
+  size_t slot_bytes_;
+};
+
+}  // namespace torch_neuronx::dist

@@ -1,0 +1,57 @@
+"""Launches real processes for distributed tests: one Python interpreter per
+rank, rendezvous through a FileStore (so a test can leave a rank out),
+OMP_NUM_THREADS=1 (decision 10), a hard timeout, outputs collected."""
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+PRELUDE = """
+import datetime, os, sys
+import torch, torch.distributed as dist
+RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+def init(timeout_s=60, backend="neuron"):
+    store = dist.FileStore(os.environ["NEURON_TEST_STORE"], WORLD)
+    dist.init_process_group(backend, store=store, rank=RANK, world_size=WORLD,
+                            timeout=datetime.timedelta(seconds=timeout_s))
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(code: str, world: int, tmp_path, timeout: float = 240, ranks=None) -> list[subprocess.CompletedProcess]:
+    """Runs `code` (after PRELUDE) as ranks 0..world-1 (or only `ranks`); returns each rank's result."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
+    env.update(OMP_NUM_THREADS="1", WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+               NEURON_TEST_STORE=str(tmp_path / "store"))
+    script = tmp_path / "rank_main.py"
+    script.write_text(PRELUDE + textwrap.dedent(code))
+    procs = []
+    for r in ranks if ranks is not None else range(world):
+        procs.append(subprocess.Popen([sys.executable, str(script)], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    results = []
+    for p in procs:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            err += f"\n[killed after {timeout} s]"
+        results.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+    return results
+
+
+def assert_all_ok(results) -> None:
+    for r, res in enumerate(results):
+        assert res.returncode == 0, f"rank {r} exited {res.returncode}\nstdout:\n{res.stdout}\nstderr:\n{res.stderr[-4000:]}"
+
+
+def shm_entries() -> set[str]:
+    return {n for n in os.listdir("/dev/shm") if n.startswith("torch_neuronx_")}
