@@ -154,14 +154,18 @@ void ProcessGroupNeuron::worker_loop() {
       queue_.pop_front();
     }
     item();
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_.push_back(std::move(item));
   }
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
                                                            Task task, uint64_t bytes) {
   auto work = c10::make_intrusive<NeuronWork>(getRank(), type, std::move(outputs));
+  std::vector<std::function<void()>> finished;  // destroyed here, on the caller's thread
   {
     std::lock_guard<std::mutex> lock(mu_);
+    finished.swap(finished_);
     queue_.emplace_back([this, work, task = std::move(task), bytes] {
       std::exception_ptr error;
       try {

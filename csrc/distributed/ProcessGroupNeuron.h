@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "distributed/ShmCollectives.h"
 #include "runtime/NeuronMacros.h"
@@ -62,7 +63,10 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   std::string group_name_;
   std::mutex mu_;
   std::condition_variable cv_;
+  // Finished items wait here to be destroyed on a calling thread: their
+  // tensors may own Python objects, which the worker must never release.
   std::deque<std::function<void()>> queue_;
+  std::vector<std::function<void()>> finished_;
   bool stop_ = false;
   std::atomic<uint64_t> shm_bytes_{0};
   std::thread worker_;

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -39,7 +40,16 @@ void futex_wake_all(std::atomic<uint32_t>* word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
-bool process_exited(int32_t pid) { return pid > 0 && kill(pid, 0) == -1 && errno == ESRCH; }
+// Gone, or a zombie its parent has not reaped yet.
+bool process_exited(int32_t pid) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) == -1 && errno == ESRCH) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
+}
 
 }  // namespace
 

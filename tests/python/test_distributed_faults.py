@@ -1,0 +1,83 @@
+"""Faults in the neuron process group, with spawned processes (decision 9: not
+torchrun, whose agent would kill the survivors): a rank that dies mid-run, a
+rank that never joins, mismatched shapes. Every surviving rank raises an error
+naming the collective, the group and the missing rank, well within the group's
+timeout, and /dev/shm is left clean."""
+
+import time
+
+from dist_launch import launch, shm_entries
+
+
+def test_a_rank_that_dies_before_an_allreduce_is_named_by_the_survivors(tmp_path):
+    before = shm_entries()
+    code = """
+init(timeout_s=60)
+t = torch.ones(1000, device="neuron")
+dist.all_reduce(t)
+if RANK == 1:
+    os._exit(3)  # dies between two collectives
+start = __import__("time").monotonic()
+try:
+    dist.all_reduce(t)
+except Exception as e:
+    print("ERROR", type(e).__name__, e, "after", round(__import__("time").monotonic() - start, 1), "s")
+    sys.exit(0)
+sys.exit("the allreduce did not fail")
+"""
+    start = time.monotonic()
+    results = launch(code, 3, tmp_path, timeout=120)
+    assert results[1].returncode == 3
+    for r in (0, 2):
+        assert results[r].returncode == 0, results[r].stderr[-3000:]
+        line = next(l for l in results[r].stdout.splitlines() if l.startswith("ERROR"))
+        assert "DistBackendError" in line and "allreduce" in line and "rank 1" in line and "exited" in line, line
+        assert "neuron process group '" in line  # the group's name
+    assert time.monotonic() - start < 60  # dead peers are seen at once, not at the 60 s timeout
+    assert shm_entries() <= before
+
+
+def test_a_rank_that_never_joins_times_out_with_its_name(tmp_path):
+    before = shm_entries()
+    code = """
+import time
+start = time.monotonic()
+try:
+    init(timeout_s=3)
+except Exception as e:
+    print("ERROR", type(e).__name__, e, "after", round(time.monotonic() - start, 1), "s")
+    sys.exit(0)
+sys.exit("init did not fail")
+"""
+    results = launch(code, 2, tmp_path, timeout=60, ranks=[0])  # rank 1 is never started
+    assert results[0].returncode == 0, results[0].stderr[-3000:]
+    line = next(l for l in results[0].stdout.splitlines() if l.startswith("ERROR"))
+    assert "init" in line and "timed out" in line and "rank 1" in line, line
+    assert float(line.rsplit("after", 1)[1].split()[0]) < 3 + 5
+    assert shm_entries() <= before
+
+
+def test_mismatched_shapes_and_dtypes_raise_on_every_rank(tmp_path):
+    code = """
+init(timeout_s=30)
+n = 4 if RANK == 0 else 8
+for label, t in (("shape", torch.ones(n, device="neuron")),
+                 ("dtype", torch.ones(4, device="neuron", dtype=torch.float32 if RANK == 0 else torch.int64))):
+    try:
+        dist.all_reduce(t)
+        print("NO ERROR", label)
+    except Exception as e:
+        print("ERROR", label, e)
+t = torch.ones(4, device="neuron")
+dist.all_reduce(t)  # the group still works afterwards
+assert t[0].item() == WORLD
+print("RECOVERED")
+"""
+    results = launch(code, 2, tmp_path, timeout=120)
+    for res in results:
+        assert res.returncode == 0, res.stderr[-3000:]
+        errors = [l for l in res.stdout.splitlines() if l.startswith("ERROR")]
+        assert len(errors) == 2 and all("ranks disagree" in l and "allreduce" in l for l in errors), res.stdout
+        assert "4 x Float" in errors[0] and "8 x Float" in errors[0]
+        assert "Long" in errors[1]
+        assert "RECOVERED" in res.stdout
