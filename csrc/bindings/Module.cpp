@@ -83,6 +83,22 @@ PYBIND11_MODULE(_C, m) {
         return c10::make_intrusive<ProcessGroupNeuron>(store, rank, size, timeout, group_name);
       },
       py::call_guard<py::gil_scoped_release>());
+  // The Python face of the backend: what torch.distributed asks of a backend
+  // that supports splitting (split_group copies `options`; new_group calls
+  // perform_nocolor_split on ranks outside the new group).
+  py::class_<NeuronBackendOptions, c10d::Backend::Options, c10::intrusive_ptr<NeuronBackendOptions>>(
+      m, "NeuronBackendOptions")
+      .def("__deepcopy__", [](const NeuronBackendOptions& self, py::dict) {
+        return c10::make_intrusive<NeuronBackendOptions>(self);
+      });
+  py::class_<ProcessGroupNeuron, c10d::Backend, c10::intrusive_ptr<ProcessGroupNeuron>>(m, "ProcessGroupNeuron")
+      .def_property_readonly("options",
+                             [](ProcessGroupNeuron& self) {
+                               return c10::static_intrusive_pointer_cast<NeuronBackendOptions>(
+                                   self.getBackendOptions());
+                             })
+      // Only the new group's members rendezvous: the others have nothing to do.
+      .def("perform_nocolor_split", [](ProcessGroupNeuron&, const c10::Device&) {});
   m.def("_process_group_shm_bytes", [](const c10::intrusive_ptr<c10d::Backend>& backend) {
     auto* pg = dynamic_cast<ProcessGroupNeuron*>(backend.get());
     TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());

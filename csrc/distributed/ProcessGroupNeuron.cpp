@@ -1,116 +1,34 @@
 #include "distributed/ProcessGroupNeuron.h"
 
-#include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 
-#include "aten/NeuronHostAccess.h"
+#include <algorithm>
+#include <cstring>
+
+#include "distributed/CollectiveArgs.h"
+#include "distributed/NeuronWork.h"
 
 namespace torch_neuronx {
 namespace {
 
 constexpr size_t kSlotBytes = 4u << 20;  // per rank; larger tensors move in chunks
-
-class NeuronWork final : public c10d::Work {
- public:
-  NeuronWork(int rank, c10d::OpType type, std::vector<at::Tensor> outputs)
-      : Work(rank, type), outputs_(std::move(outputs)) {
-    std::vector<c10::Device> devices;
-    for (const at::Tensor& t : outputs_) {
-      if (t.is_privateuseone() && std::find(devices.begin(), devices.end(), t.device()) == devices.end()) {
-        devices.push_back(t.device());
-      }
-    }
-    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()), devices);
-  }
-
-  void complete(std::exception_ptr error) {
-    if (error) future_->setError(error);
-    else future_->markCompleted(c10::IValue(outputs_));
-    finish(error);
-  }
-
-  std::vector<at::Tensor> result() override { return outputs_; }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-
- private:
-  std::vector<at::Tensor> outputs_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
-};
-
-std::exception_ptr as_dist_backend_error(const std::exception& e) {
-  try {
-    TORCH_CHECK_WITH(DistBackendError, false, e.what());
-  } catch (...) {
-    return std::current_exception();
-  }
-  return nullptr;
-}
-
-void check_tensor(const at::Tensor& t, const char* what) {
-  TORCH_CHECK(t.defined() && t.layout() == c10::kStrided, what, ": expected a strided tensor");
-  TORCH_CHECK(t.is_privateuseone() || t.is_cpu(), what, ": the neuron backend takes neuron tensors, got one on ",
-              t.device(), " (use a cpu:gloo,neuron:neuron backend for CPU collectives)");
-  TORCH_CHECK(t.is_contiguous(), what, ": tensors must be contiguous (call .contiguous() first)");
-  std::string why = dist::unsupported_reason(t.scalar_type(), dist::Reduce::kSum);
-  TORCH_CHECK(why.empty(), what, ": ", why);
-}
-
-const at::Tensor& single(const std::vector<at::Tensor>& ts, const char* what) {
-  TORCH_CHECK(ts.size() == 1, what, ": the neuron backend takes one tensor per call, got ", ts.size());
-  check_tensor(ts[0], what);
-  return ts[0];
-}
-
-dist::ReduceSpec reduce_spec(const c10d::ReduceOp& op, c10::ScalarType dtype, const char* what) {
-  dist::ReduceSpec spec;
-  spec.code = static_cast<int64_t>(op.op_);
-  switch (op.op_) {
-    case c10d::ReduceOp::SUM: spec.op = dist::Reduce::kSum; break;
-    case c10d::ReduceOp::AVG:
-      TORCH_CHECK(c10::isFloatingType(dtype), what, ": ReduceOp.AVG needs a floating dtype, got ", dtype);
-      spec.op = dist::Reduce::kSum;
-      spec.average = true;
-      break;
-    case c10d::ReduceOp::PRODUCT: spec.op = dist::Reduce::kProduct; break;
-    case c10d::ReduceOp::MIN: spec.op = dist::Reduce::kMin; break;
-    case c10d::ReduceOp::MAX: spec.op = dist::Reduce::kMax; break;
-    case c10d::ReduceOp::BAND: spec.op = dist::Reduce::kBand; break;
-    case c10d::ReduceOp::BOR: spec.op = dist::Reduce::kBor; break;
-    case c10d::ReduceOp::BXOR: spec.op = dist::Reduce::kBxor; break;
-    case c10d::ReduceOp::PREMUL_SUM: {
-      TORCH_CHECK(c10::isFloatingType(dtype), what, ": PREMUL_SUM needs a floating dtype, got ", dtype);
-      auto* sup = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
-      TORCH_CHECK(sup != nullptr, what, ": PREMUL_SUM without its factor");
-      spec.op = dist::Reduce::kSum;
-      spec.premul = sup->tensor_factor.defined() ? sup->tensor_factor.item<double>() : sup->double_factor;
-      break;
-    }
-    default: TORCH_CHECK(false, what, ": reduce op ", static_cast<int>(op.op_), " is not supported");
-  }
-  std::string why = dist::unsupported_reason(dtype, spec.op);
-  TORCH_CHECK(why.empty(), what, ": ", why);
-  return spec;
-}
-
-// Inputs are ready once the caller's current stream reached this point.
-void wait_for_producers(const std::vector<at::Tensor>& ts) {
-  for (const at::Tensor& t : ts) {
-    if (t.is_privateuseone()) prepare_host_access(t.device().index());
-  }
-}
+constexpr size_t kRingBytes = 1u << 20;  // per ordered pair of ranks, for send / recv
 
 }  // namespace
 
+using namespace dist::args;
+
 ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                        std::chrono::milliseconds timeout, std::string group_name)
-    : Backend(rank, size), group_name_(std::move(group_name)) {
+    : Backend(rank, size), store_(store), timeout_(timeout), group_name_(std::move(group_name)) {
   const std::string key = "torch_neuronx/shm_name";
   std::string name;
   std::unique_ptr<dist::ShmGroup> group;
   try {
     if (rank == 0) {
       name = dist::ShmGroup::unique_name("pg");
-      group = std::make_unique<dist::ShmGroup>(name, rank, size, kSlotBytes, /*create=*/true);
+      group = std::make_unique<dist::ShmGroup>(name, rank, size, kSlotBytes, kRingBytes, /*create=*/true);
       store->set(key, std::vector<uint8_t>(name.begin(), name.end()));
     } else {
       try {
@@ -122,7 +40,7 @@ ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& st
       }
       std::vector<uint8_t> v = store->get(key);
       name.assign(v.begin(), v.end());
-      group = std::make_unique<dist::ShmGroup>(name, rank, size, kSlotBytes, /*create=*/false);
+      group = std::make_unique<dist::ShmGroup>(name, rank, size, kSlotBytes, kRingBytes, /*create=*/false);
     }
     shm_ = std::make_unique<dist::ShmCollectives>(std::move(group), group_name_, timeout);
     shm_->wait_for_all_ranks("init");
@@ -131,6 +49,7 @@ ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& st
     TORCH_CHECK_WITH(DistBackendError, false, e.what());
   }
   if (rank == 0) dist::ShmGroup::unlink(name);  // every rank has it mapped: the name is no longer needed
+  p2p_ = std::make_unique<dist::ShmPointToPoint>(shm_->group(), group_name_, timeout);
   worker_ = std::thread([this] { worker_loop(); });
 }
 
@@ -141,6 +60,29 @@ ProcessGroupNeuron::~ProcessGroupNeuron() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  p2p_.reset();
+}
+
+c10::intrusive_ptr<c10d::Backend::Options> ProcessGroupNeuron::getBackendOptions() {
+  auto opts = c10::make_intrusive<NeuronBackendOptions>(timeout_);
+  opts->group_name = group_name_;
+  return opts;
+}
+
+c10::intrusive_ptr<c10d::Backend> ProcessGroupNeuron::split(const c10::intrusive_ptr<c10d::Store>& /*store: see the header*/,
+                                                            const std::vector<int>& ranks,
+                                                            const c10::intrusive_ptr<Options>& opts) {
+  std::vector<int> sorted = ranks;
+  std::sort(sorted.begin(), sorted.end());
+  std::string prefix = "torch_neuronx/split/" + std::to_string(splits_++) + "/";
+  for (int r : sorted) prefix += std::to_string(r) + ",";
+  auto it = std::find(sorted.begin(), sorted.end(), getRank());
+  if (it == sorted.end()) return nullptr;
+  const auto timeout = opts ? opts->timeout : timeout_;
+  const std::string name = opts && !opts->group_name.empty() ? opts->group_name : group_name_ + ":split";
+  auto own_store = c10::make_intrusive<c10d::PrefixStore>(prefix + "/", store_);
+  return c10::make_intrusive<ProcessGroupNeuron>(own_store, static_cast<int>(it - sorted.begin()),
+                                                 static_cast<int>(sorted.size()), timeout, name);
 }
 
 void ProcessGroupNeuron::worker_loop() {
@@ -161,7 +103,7 @@ void ProcessGroupNeuron::worker_loop() {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
                                                            Task task, uint64_t bytes) {
-  auto work = c10::make_intrusive<NeuronWork>(getRank(), type, std::move(outputs));
+  auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), type, std::move(outputs));
   std::vector<std::function<void()>> finished;  // destroyed here, on the caller's thread
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -180,7 +122,38 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, st
     });
   }
   cv_.notify_one();
+  ++sequence_;
+  track_if_coalescing(work);
   return work;
+}
+
+void ProcessGroupNeuron::track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (coalescing_) coalesced_.push_back(work);
+}
+
+void ProcessGroupNeuron::startCoalescing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  TORCH_CHECK(!coalescing_, "neuron process group '", group_name_, "': startCoalescing called twice without ",
+              "endCoalescing");
+  coalescing_ = true;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::endCoalescing() {
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TORCH_CHECK(coalescing_, "neuron process group '", group_name_, "': endCoalescing without startCoalescing");
+    coalescing_ = false;
+    works.swap(coalesced_);
+  }
+  std::vector<at::Tensor> outputs;
+  for (auto& w : works) {
+    for (const at::Tensor& t : w->result()) outputs.push_back(t);
+  }
+  return enqueue(c10d::OpType::COALESCED, outputs, [works] {
+    for (const auto& w : works) w->wait();
+  }, 0);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce(std::vector<at::Tensor>& tensors,
@@ -213,8 +186,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce_coalesced(
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::broadcast(std::vector<at::Tensor>& tensors,
                                                              const c10d::BroadcastOptions& opts) {
   at::Tensor t = single(tensors, "broadcast");
-  TORCH_CHECK(opts.rootRank >= 0 && opts.rootRank < getSize(), "broadcast: root rank ", opts.rootRank,
-              " is outside the group of ", getSize());
+  check_root(opts.rootRank, getSize(), "broadcast");
   wait_for_producers(tensors);
   const int root = static_cast<int>(opts.rootRank);
   return enqueue(c10d::OpType::BROADCAST, tensors, [this, t, root] {

@@ -20,9 +20,15 @@
 #include <vector>
 
 #include "distributed/ShmCollectives.h"
+#include "distributed/ShmPointToPoint.h"
 #include "runtime/NeuronMacros.h"
 
 namespace torch_neuronx {
+
+// The backend's options (what split_group copies from a parent group).
+struct TORCH_NEURONX_API NeuronBackendOptions : c10d::Backend::Options {
+  explicit NeuronBackendOptions(std::chrono::milliseconds timeout) : Options("neuron", timeout) {}
+};
 
 class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
  public:
@@ -49,18 +55,69 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                       const c10d::ReduceScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& output_splits,
+                                               std::vector<int64_t>& input_splits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(std::vector<std::vector<at::Tensor>>& output_lists,
+                                                     std::vector<at::Tensor>& inputs,
+                                                     const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst_rank, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src_rank, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
+
+  // A new group of the given ranks of this one (sorted; this rank's position
+  // is its rank there); null if this rank is not among them. Every rank of
+  // this group calls it, in the same order. It rendezvouses through this
+  // group's own store, not `store`: torch names split groups after the count
+  // of groups each rank knows, which differs across ranks after a new_group
+  // that left some of them out.
+  bool supportsSplitting() const override { return true; }
+  c10::intrusive_ptr<c10d::Backend> split(const c10::intrusive_ptr<c10d::Store>& store, const std::vector<int>& ranks,
+                                          const c10::intrusive_ptr<Options>& opts) override;
+  c10::intrusive_ptr<Options> getBackendOptions() override;
+
+  // Calls issued on this group so far (the same count on every rank).
+  void setSequenceNumberForGroup() override { sequence_ = 0; }
+  uint64_t getSequenceNumberForGroup() override { return sequence_.load(); }
+
+  // Between the two, calls are recorded; endCoalescing's Work completes when
+  // all of them did (and fails with the first failure among them).
+  void startCoalescing() override;
+  c10::intrusive_ptr<c10d::Work> endCoalescing() override;
 
   // Bytes this rank moved through each transport (decision 8).
   uint64_t shm_bytes() const { return shm_bytes_.load(); }
 
  private:
   using Task = std::function<void()>;
+  // Runs task on the worker after the collectives queued before it; the
+  // Work's outputs are `outputs`, and `bytes` counts toward shm_bytes().
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs, Task task,
                                          uint64_t bytes);
   void worker_loop();
+  void track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work);
 
   std::unique_ptr<dist::ShmCollectives> shm_;
+  std::unique_ptr<dist::ShmPointToPoint> p2p_;  // uses shm_'s segment: declared after it
+  c10::intrusive_ptr<c10d::Store> store_;
+  std::chrono::milliseconds timeout_;
   std::string group_name_;
+  uint64_t splits_ = 0;  // calls to split() so far: the same on every rank
   std::mutex mu_;
   std::condition_variable cv_;
   // Finished items wait here to be destroyed on a calling thread: their
@@ -68,7 +125,10 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   std::deque<std::function<void()>> queue_;
   std::vector<std::function<void()>> finished_;
   bool stop_ = false;
+  bool coalescing_ = false;
+  std::vector<c10::intrusive_ptr<c10d::Work>> coalesced_;
   std::atomic<uint64_t> shm_bytes_{0};
+  std::atomic<uint64_t> sequence_{0};
   std::thread worker_;
 };
 

@@ -14,6 +14,10 @@ const char* name_of(uint32_t op) {
     case Collective::kBroadcast: return "broadcast";
     case Collective::kAllgather: return "allgather";
     case Collective::kReduceScatter: return "reduce_scatter";
+    case Collective::kReduce: return "reduce";
+    case Collective::kGather: return "gather";
+    case Collective::kScatter: return "scatter";
+    case Collective::kAlltoall: return "all_to_all";
   }
   return "unknown collective";
 }
@@ -76,31 +80,51 @@ void ShmCollectives::barrier() {
 void ShmCollectives::allreduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) {
   check_signature("allreduce", {static_cast<uint32_t>(Collective::kAllreduce), static_cast<int32_t>(dtype),
                                 static_cast<int64_t>(numel), spec.code});
+  reduce_chunks("allreduce", data, numel, dtype, spec, -1);
+}
+
+void ShmCollectives::reduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec, int root) {
+  check_signature("reduce", {static_cast<uint32_t>(Collective::kReduce), static_cast<int32_t>(dtype),
+                             static_cast<int64_t>(numel), root * 64 + spec.code});
+  reduce_chunks("reduce", data, numel, dtype, spec, root);
+}
+
+// Per chunk: every rank copies (and premultiplies) its data into its slot;
+// rank r reduces part r of every slot, in rank order, and writes it back to
+// part r of its own slot; then the receivers (every rank, or `root`) copy
+// all parts out. Non-receivers' data is left as it was.
+void ShmCollectives::reduce_chunks(const char* what, void* data, size_t numel, c10::ScalarType dtype,
+                                   const ReduceSpec& spec, int root) {
   const size_t elem = c10::elementSize(dtype);
   const int world = group_->world(), me = group_->rank();
   const size_t chunk = group_->slot_bytes() / elem;
+  const bool receives = root < 0 || root == me;
   char* bytes = static_cast<char*>(data);
-  if (spec.premul != 1.0) scale(data, numel, dtype, spec.premul, /*divide=*/false);
   for (size_t off = 0; off < numel; off += chunk) {
     const size_t m = std::min(chunk, numel - off);
     char* out = bytes + off * elem;
-    std::memcpy(group_->slot(me), out, m * elem);
-    step("allreduce");
+    char* slot = group_->slot(me);
+    std::memcpy(slot, out, m * elem);
+    if (spec.premul != 1.0) scale(slot, m, dtype, spec.premul, /*divide=*/false);
+    step(what);
     const size_t part = part_size(m, world, elem);
     const size_t lo = std::min(m, me * part), hi = std::min(m, lo + part);
     if (lo < hi) {
-      char* mine = out + lo * elem;
+      scratch_.resize((hi - lo) * elem);
+      char* mine = scratch_.data();
       std::memcpy(mine, group_->slot(0) + lo * elem, (hi - lo) * elem);
       for (int r = 1; r < world; ++r) reduce_into(mine, group_->slot(r) + lo * elem, hi - lo, dtype, spec.op);
       if (spec.average) scale(mine, hi - lo, dtype, world, /*divide=*/true);
-      std::memcpy(group_->slot(me) + lo * elem, mine, (hi - lo) * elem);
+      std::memcpy(slot + lo * elem, mine, (hi - lo) * elem);
     }
-    step("allreduce");
-    for (int r = 0; r < world; ++r) {
-      const size_t rlo = std::min(m, r * part), rhi = std::min(m, rlo + part);
-      if (r != me && rlo < rhi) std::memcpy(out + rlo * elem, group_->slot(r) + rlo * elem, (rhi - rlo) * elem);
+    step(what);
+    if (receives) {
+      for (int r = 0; r < world; ++r) {
+        const size_t rlo = std::min(m, r * part), rhi = std::min(m, rlo + part);
+        if (rlo < rhi) std::memcpy(out + rlo * elem, group_->slot(r) + rlo * elem, (rhi - rlo) * elem);
+      }
     }
-    step("allreduce");
+    step(what);
   }
 }
 
@@ -121,15 +145,90 @@ void ShmCollectives::broadcast(void* data, size_t numel, c10::ScalarType dtype, 
 void ShmCollectives::allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype) {
   check_signature("allgather", {static_cast<uint32_t>(Collective::kAllgather), static_cast<int32_t>(dtype),
                                 static_cast<int64_t>(numel), -1});
-  const size_t total = numel * c10::elementSize(dtype), chunk = group_->slot_bytes();
+  gather_chunks("allgather", in, out, numel * c10::elementSize(dtype), -1);
+}
+
+void ShmCollectives::gather(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) {
+  check_signature("gather", {static_cast<uint32_t>(Collective::kGather), static_cast<int32_t>(dtype),
+                             static_cast<int64_t>(numel), root});
+  gather_chunks("gather", in, out, numel * c10::elementSize(dtype), root);
+}
+
+void ShmCollectives::gather_chunks(const char* what, const void* in, void* out, size_t total, int root) {
+  const size_t chunk = group_->slot_bytes();
+  const bool receives = root < 0 || root == group_->rank();
   const char* src = static_cast<const char*>(in);
   char* dst = static_cast<char*>(out);
   for (size_t off = 0; off < total; off += chunk) {
     const size_t m = std::min(chunk, total - off);
     std::memcpy(group_->slot(group_->rank()), src + off, m);
-    step("allgather");
-    for (int r = 0; r < group_->world(); ++r) std::memcpy(dst + r * total + off, group_->slot(r), m);
-    step("allgather");
+    step(what);
+    if (receives) {
+      for (int r = 0; r < group_->world(); ++r) std::memcpy(dst + r * total + off, group_->slot(r), m);
+    }
+    step(what);
+  }
+}
+
+void ShmCollectives::scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) {
+  check_signature("scatter", {static_cast<uint32_t>(Collective::kScatter), static_cast<int32_t>(dtype),
+                              static_cast<int64_t>(numel), root});
+  const size_t total = numel * c10::elementSize(dtype), chunk = group_->slot_bytes();
+  const int world = group_->world(), me = group_->rank();
+  const char* src = static_cast<const char*>(in);
+  char* dst = static_cast<char*>(out);
+  for (size_t off = 0; off < total; off += chunk) {
+    const size_t m = std::min(chunk, total - off);
+    if (me == root) {
+      for (int r = 0; r < world; ++r) std::memcpy(group_->slot(r), src + r * total + off, m);
+    }
+    step("scatter");
+    std::memcpy(dst + off, group_->slot(me), m);
+    step("scatter");
+  }
+}
+
+// Sizes first: every rank publishes what it sends to and expects from each
+// peer, and every rank checks the whole matrix (so all raise together). Then
+// rounds: rank s puts up to `sub` bytes for each peer d at slot(s) + d * sub.
+void ShmCollectives::alltoall(const std::vector<const char*>& send, const std::vector<size_t>& send_bytes,
+                              const std::vector<char*>& recv, const std::vector<size_t>& recv_bytes,
+                              c10::ScalarType dtype) {
+  check_signature("all_to_all", {static_cast<uint32_t>(Collective::kAlltoall), static_cast<int32_t>(dtype), -1, -1});
+  const int world = group_->world(), me = group_->rank();
+  auto* sizes = reinterpret_cast<uint64_t*>(group_->slot(me));
+  for (int d = 0; d < world; ++d) sizes[d] = send_bytes[d], sizes[world + d] = recv_bytes[d];
+  step("all_to_all");
+  size_t largest = 0;
+  std::ostringstream bad;
+  for (int s = 0; s < world; ++s) {
+    const auto* from = reinterpret_cast<const uint64_t*>(group_->slot(s));
+    for (int d = 0; d < world; ++d) {
+      const auto* to = reinterpret_cast<const uint64_t*>(group_->slot(d));
+      largest = std::max<size_t>(largest, from[d]);
+      if (from[d] != to[world + s] && bad.tellp() == 0) {
+        bad << "rank " << s << " sends " << from[d] << " bytes to rank " << d << ", which expects " << to[world + s];
+      }
+    }
+  }
+  step("all_to_all");  // every rank read the sizes
+  if (bad.tellp() > 0) {
+    throw DistError(describe("all_to_all") + ": split sizes disagree across ranks: " + bad.str() +
+                    " (input_split_sizes on each rank must equal the output_split_sizes its peers give for it)");
+  }
+  const size_t sub = group_->slot_bytes() / world / 64 * 64;
+  for (size_t off = 0; off < largest; off += sub) {
+    char* slot = group_->slot(me);
+    for (int d = 0; d < world; ++d) {
+      if (off < send_bytes[d]) std::memcpy(slot + d * sub, send[d] + off, std::min(sub, send_bytes[d] - off));
+    }
+    step("all_to_all");
+    for (int s = 0; s < world; ++s) {
+      if (off < recv_bytes[s]) {
+        std::memcpy(recv[s] + off, group_->slot(s) + me * sub, std::min(sub, recv_bytes[s] - off));
+      }
+    }
+    step("all_to_all");
   }
 }
 

@@ -12,13 +12,15 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "distributed/Reductions.h"
 #include "distributed/ShmGroup.h"
 
 namespace torch_neuronx::dist {
 
-enum class Collective : uint32_t { kBarrier = 1, kAllreduce, kBroadcast, kAllgather, kReduceScatter };
+enum class Collective : uint32_t { kBarrier = 1, kAllreduce, kBroadcast, kAllgather, kReduceScatter, kReduce, kGather, kScatter,
+                                  kAlltoall };
 
 // How an allreduce / reduce-scatter finishes: plain, AVG (divide by the
 // world size) or PREMUL_SUM (inputs multiplied by a factor first).
@@ -44,17 +46,33 @@ class ShmCollectives {
   // in holds world * numel elements; out receives the reduction of part `rank`.
   void reduce_scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec);
 
+  // data is reduced into `root`'s buffer; the others' buffers are unchanged.
+  void reduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec, int root);
+  // out (root only) holds world * numel elements, rank r's input at r * numel.
+  void gather(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root);
+  // in (root only) holds world * numel elements; rank r receives part r.
+  void scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root);
+  // send[d] (send_bytes[d] bytes) goes to rank d; recv[s] receives from rank
+  // s. Sizes may differ per pair; they are checked across ranks first.
+  void alltoall(const std::vector<const char*>& send, const std::vector<size_t>& send_bytes,
+                const std::vector<char*>& recv, const std::vector<size_t>& recv_bytes, c10::ScalarType dtype);
+
   ShmGroup& group() { return *group_; }
 
  private:
   void step(const char* what);
   void check_signature(const char* what, const CallSignature& mine);
   std::string describe(const char* what) const;
+  // root < 0: every rank receives.
+  void reduce_chunks(const char* what, void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec,
+                     int root);
+  void gather_chunks(const char* what, const void* in, void* out, size_t total, int root);
 
   std::unique_ptr<ShmGroup> group_;
   std::string group_name_;
   std::chrono::milliseconds timeout_;
   uint64_t phase_ = 1;
+  std::vector<char> scratch_;  // this rank's part while it reduces
 };
 
 }  // namespace torch_neuronx::dist

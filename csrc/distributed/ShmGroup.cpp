@@ -53,14 +53,20 @@ bool process_exited(int32_t pid) {
 
 }  // namespace
 
+// Followed in the segment by world RankControls, then world x world
+// ShmChannels (src-major), then the slots, then the rings.
 struct ShmGroup::Header {
   uint64_t magic;
   int32_t world;
   uint64_t slot_bytes;
   alignas(64) std::atomic<uint32_t> wake{0};
-  RankControl ranks[1];  // world entries
 
-  static size_t bytes(int world) { return round_up(sizeof(Header) + (world - 1) * sizeof(RankControl), kPage); }
+  RankControl* ranks() { return reinterpret_cast<RankControl*>(reinterpret_cast<char*>(this) + round_up(sizeof(Header), 64)); }
+  ShmChannel* channels() { return reinterpret_cast<ShmChannel*>(ranks() + world); }
+  static size_t bytes(int world) {
+    return round_up(round_up(sizeof(Header), 64) + world * sizeof(RankControl) + world * world * sizeof(ShmChannel),
+                    kPage);
+  }
 };
 
 std::string ShmGroup::unique_name(const std::string& tag) {
@@ -73,10 +79,10 @@ std::string ShmGroup::unique_name(const std::string& tag) {
 
 void ShmGroup::unlink(const std::string& name) { shm_unlink(name.c_str()); }
 
-ShmGroup::ShmGroup(const std::string& name, int rank, int world, size_t slot_bytes, bool create)
-    : rank_(rank), world_(world), slot_bytes_(round_up(slot_bytes, kPage)) {
+ShmGroup::ShmGroup(const std::string& name, int rank, int world, size_t slot_bytes, size_t ring_bytes, bool create)
+    : rank_(rank), world_(world), slot_bytes_(round_up(slot_bytes, kPage)), ring_bytes_(round_up(ring_bytes, kPage)) {
   const size_t header_bytes = Header::bytes(world);
-  mapped_bytes_ = header_bytes + slot_bytes_ * world;
+  mapped_bytes_ = header_bytes + slot_bytes_ * world + ring_bytes_ * world * (world - 1);
   int fd = create ? shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) : shm_open(name.c_str(), O_RDWR, 0);
   if (fd < 0) throw DistError("neuron process group: cannot " + std::string(create ? "create" : "open") +
                               " shared memory " + name + ": " + std::strerror(errno));
@@ -87,19 +93,26 @@ ShmGroup::ShmGroup(const std::string& name, int rank, int world, size_t slot_byt
     throw DistError("neuron process group: cannot size shared memory " + name + " to " +
                     std::to_string(mapped_bytes_) + " bytes: " + std::strerror(err));
   }
+  struct stat st{};
+  if (!create && (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != mapped_bytes_)) {
+    close(fd);
+    throw DistError("neuron process group: shared memory " + name + " has " + std::to_string(st.st_size) +
+                    " bytes, not the " + std::to_string(mapped_bytes_) + " a group of " + std::to_string(world) +
+                    " ranks needs: it belongs to another group (are two groups publishing under one store key?)");
+  }
   void* p = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (p == MAP_FAILED) throw DistError("neuron process group: cannot map shared memory " + name + ": " +
                                        std::strerror(errno));
   header_ = static_cast<Header*>(p);
   data_ = static_cast<char*>(p) + header_bytes;
+  header_->world = world;  // rank 0 writes the same value; the accessors need it before the magic is checked
   if (create) {
-    header_->world = world;
     header_->slot_bytes = slot_bytes_;
     std::atomic_thread_fence(std::memory_order_release);
     header_->magic = kMagic;
   }
-  header_->ranks[rank].pid.store(getpid());
+  header_->ranks()[rank].pid.store(getpid());
 }
 
 ShmGroup::~ShmGroup() {
@@ -108,20 +121,40 @@ ShmGroup::~ShmGroup() {
 
 char* ShmGroup::slot(int r) const { return data_ + static_cast<size_t>(r) * slot_bytes_; }
 
-void ShmGroup::publish_signature(const CallSignature& sig) { header_->ranks[rank_].signature = sig; }
+ShmChannel& ShmGroup::channel(int src, int dst) const { return header_->channels()[src * world_ + dst]; }
 
-CallSignature ShmGroup::signature(int r) const { return header_->ranks[r].signature; }
+// Rings exist for src != dst only: world - 1 per sender.
+char* ShmGroup::ring(int src, int dst) const {
+  const size_t index = static_cast<size_t>(src) * (world_ - 1) + (dst < src ? dst : dst - 1);
+  return data_ + slot_bytes_ * world_ + index * ring_bytes_;
+}
 
-void ShmGroup::arrive(uint64_t phase) {
-  header_->ranks[rank_].phase.store(phase, std::memory_order_release);
+uint32_t ShmGroup::wake_value() const { return header_->wake.load(std::memory_order_acquire); }
+
+void ShmGroup::notify() {
   header_->wake.fetch_add(1, std::memory_order_acq_rel);
   futex_wake_all(&header_->wake);
+}
+
+void ShmGroup::wait_for_change(uint32_t seen, std::chrono::milliseconds slice) {
+  futex_wait(&header_->wake, seen, slice);
+}
+
+bool ShmGroup::rank_exited(int r) const { return process_exited(header_->ranks()[r].pid.load()); }
+
+void ShmGroup::publish_signature(const CallSignature& sig) { header_->ranks()[rank_].signature = sig; }
+
+CallSignature ShmGroup::signature(int r) const { return header_->ranks()[r].signature; }
+
+void ShmGroup::arrive(uint64_t phase) {
+  header_->ranks()[rank_].phase.store(phase, std::memory_order_release);
+  notify();
 }
 
 void ShmGroup::wait_all(uint64_t phase, const std::string& what, std::chrono::milliseconds timeout) {
   auto missing = [&] {
     for (int r = 0; r < world_; ++r) {
-      if (header_->ranks[r].phase.load(std::memory_order_acquire) < phase) return r;
+      if (header_->ranks()[r].phase.load(std::memory_order_acquire) < phase) return r;
     }
     return -1;
   };
@@ -135,9 +168,9 @@ void ShmGroup::wait_all(uint64_t phase, const std::string& what, std::chrono::mi
     if (missing() < 0) return;
     std::ostringstream late, dead;
     for (int r = 0; r < world_; ++r) {
-      if (header_->ranks[r].phase.load(std::memory_order_acquire) >= phase) continue;
+      if (header_->ranks()[r].phase.load(std::memory_order_acquire) >= phase) continue;
       late << (late.tellp() > 0 ? ", " : "") << r;
-      if (process_exited(header_->ranks[r].pid.load())) dead << (dead.tellp() > 0 ? ", " : "") << r;
+      if (process_exited(header_->ranks()[r].pid.load())) dead << (dead.tellp() > 0 ? ", " : "") << r;
     }
     if (dead.tellp() > 0) {
       throw DistError(what + ": rank " + dead.str() + " of the group exited (its process is gone); waiting for rank " +

@@ -1,6 +1,7 @@
 // One process group's shared-memory segment on this host: a control block
-// (per-rank phase counters, pids and call signatures, one futex word) and one
-// data slot per rank. Ranks meet at numbered phases: arrive() publishes this
+// (per-rank phase counters, pids and call signatures, one futex word), one
+// data slot per rank for the collectives, and one byte ring per ordered pair
+// of ranks for point-to-point messages (ShmPointToPoint). Ranks meet at numbered phases: arrive() publishes this
 // rank's phase, wait_all() blocks (spin briefly, then futex) until every rank
 // reached it, and throws DistError naming the missing ranks when the timeout
 // passes or a missing rank's process has exited.
@@ -10,6 +11,7 @@
 // after the job, however it ends.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -32,10 +34,18 @@ struct CallSignature {
   int64_t root = -1;    // root rank, reduce op or -1
 };
 
+// A single-producer single-consumer byte ring from one rank to another:
+// `head` counts bytes ever written (by the sender), `tail` bytes ever
+// consumed (by the receiver).
+struct alignas(64) ShmChannel {
+  std::atomic<uint64_t> head{0};
+  alignas(64) std::atomic<uint64_t> tail{0};
+};
+
 class ShmGroup {
  public:
   // Rank 0 creates the segment `name`; the others open it.
-  ShmGroup(const std::string& name, int rank, int world, size_t slot_bytes, bool create);
+  ShmGroup(const std::string& name, int rank, int world, size_t slot_bytes, size_t ring_bytes, bool create);
   ~ShmGroup();
   ShmGroup(const ShmGroup&) = delete;
   ShmGroup& operator=(const ShmGroup&) = delete;
@@ -48,6 +58,18 @@ class ShmGroup {
   int world() const { return world_; }
   size_t slot_bytes() const { return slot_bytes_; }
   char* slot(int r) const;
+
+  size_t ring_bytes() const { return ring_bytes_; }
+  ShmChannel& channel(int src, int dst) const;
+  char* ring(int src, int dst) const;
+
+  // The futex word every arrival and ring update bumps: read it, check your
+  // condition, then wait_for_change(seen) sleeps until it moves (or `slice`).
+  uint32_t wake_value() const;
+  void notify();
+  void wait_for_change(uint32_t seen, std::chrono::milliseconds slice);
+  // Rank r's process has exited (gone, or a zombie).
+  bool rank_exited(int r) const;
 
   void publish_signature(const CallSignature& sig);
   CallSignature signature(int r) const;
@@ -64,6 +86,7 @@ class ShmGroup {
   int rank_;
   int world_;
   size_t slot_bytes_;
+  size_t ring_bytes_;
 };
 
 }  // namespace torch_neuronx::dist

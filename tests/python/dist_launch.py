@@ -12,10 +12,10 @@ PRELUDE = """
 import datetime, os, sys
 import torch, torch.distributed as dist
 RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-def init(timeout_s=60, backend="neuron"):
+def init(timeout_s=60, backend="neuron", **kwargs):
     store = dist.FileStore(os.environ["NEURON_TEST_STORE"], WORLD)
     dist.init_process_group(backend, store=store, rank=RANK, world_size=WORLD,
-                            timeout=datetime.timedelta(seconds=timeout_s))
+                            timeout=datetime.timedelta(seconds=timeout_s), **kwargs)
 """
 
 
