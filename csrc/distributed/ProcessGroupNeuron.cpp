@@ -27,6 +27,7 @@ ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& st
   std::unique_ptr<dist::ShmGroup> group;
   try {
     if (rank == 0) {
+      dist::ShmGroup::remove_orphans("pg");
       name = dist::ShmGroup::unique_name("pg");
       group = std::make_unique<dist::ShmGroup>(name, rank, size, kSlotBytes, kRingBytes, /*create=*/true);
       store->set(key, std::vector<uint8_t>(name.begin(), name.end()));

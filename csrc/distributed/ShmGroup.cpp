@@ -1,5 +1,6 @@
 #include "distributed/ShmGroup.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -78,6 +80,19 @@ std::string ShmGroup::unique_name(const std::string& tag) {
 }
 
 void ShmGroup::unlink(const std::string& name) { shm_unlink(name.c_str()); }
+
+void ShmGroup::remove_orphans(const std::string& tag) {
+  const std::string prefix = "torch_neuronx_" + tag + "_";
+  DIR* dir = opendir("/dev/shm");
+  if (!dir) return;
+  while (dirent* e = readdir(dir)) {
+    const std::string entry = e->d_name;
+    if (entry.rfind(prefix, 0) != 0) continue;
+    const int32_t pid = std::atoi(entry.c_str() + prefix.size());  // unique_name puts the creator's pid first
+    if (pid > 0 && pid != getpid() && process_exited(pid)) shm_unlink(("/" + entry).c_str());
+  }
+  closedir(dir);
+}
 
 ShmGroup::ShmGroup(const std::string& name, int rank, int world, size_t slot_bytes, size_t ring_bytes, bool create)
     : rank_(rank), world_(world), slot_bytes_(round_up(slot_bytes, kPage)), ring_bytes_(round_up(ring_bytes, kPage)) {

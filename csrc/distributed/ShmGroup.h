@@ -8,7 +8,9 @@
 //
 // The segment is created by rank 0 with mode 0600 under a unique name and
 // unlinked as soon as every rank has mapped it, so nothing stays in /dev/shm
-// after the job, however it ends.
+// after the job, however it ends. A job killed while its ranks were still
+// attaching leaves its segment behind; the next group created on the host
+// removes segments whose creating process is gone (remove_orphans).
 #pragma once
 
 #include <atomic>
@@ -53,6 +55,8 @@ class ShmGroup {
   // A name no other job uses (pid, time and random bits).
   static std::string unique_name(const std::string& tag);
   static void unlink(const std::string& name);
+  // Unlinks this project's segments (tag `tag`) whose creator has exited.
+  static void remove_orphans(const std::string& tag);
 
   int rank() const { return rank_; }
   int world() const { return world_; }
