@@ -54,6 +54,7 @@ bench: build
 	$(PY) benchmarks/allocation_latency.py
 	$(PY) benchmarks/stream_modes.py
 	$(PY) benchmarks/eager_overhead.py
+	$(PY) benchmarks/collectives.py
 
 sweep: build
 	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv

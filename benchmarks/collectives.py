@@ -1,0 +1,119 @@
+"""Collectives of the `neuron` backend against gloo, in one run on one host:
+allreduce, all_gather_into_tensor and reduce_scatter_tensor, 8 B to 64 MiB per
+rank, world sizes 2 and 4. Both backends live in one process group
+(`"cpu:gloo,neuron:neuron"`): CPU tensors go to gloo, neuron tensors to this
+project's shared-memory transport, so the two are measured in the same
+processes, interleaved per size. Latency is the slowest rank's mean time per
+call; bus bandwidth follows nccl-tests (allreduce: bytes x 2(n-1)/n / t;
+all-gather and reduce-scatter: bytes of the whole tensor x (n-1)/n / t).
+
+Run: .venv/bin/python benchmarks/collectives.py [--worlds 2 4] [--max-mib 64]
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+WORKER = r"""
+import datetime, json, os, sys, time
+import torch, torch.distributed as dist
+import torch_neuronx  # noqa: F401  (registers the neuron backend)
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+store = dist.FileStore(os.environ["BENCH_STORE"], world)
+dist.init_process_group("cpu:gloo,neuron:neuron", store=store, rank=rank, world_size=world,
+                        timeout=datetime.timedelta(seconds=300))
+sizes = json.loads(os.environ["BENCH_SIZES"])
+
+def timed(fn, nbytes):
+    iters = max(3, min(200, (64 << 20) // max(nbytes, 1)))
+    for _ in range(2):
+        fn()
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    elapsed = torch.tensor([(time.perf_counter() - start) / iters], dtype=torch.float64)
+    dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)  # CPU tensor: gloo; outside the timed loop
+    return elapsed.item()
+
+rows = []
+for nbytes in sizes:
+    n = max(1, nbytes // 4)
+    for device in ("cpu", "neuron"):
+        x = torch.ones(n, device=device)
+        big = torch.ones(n * world, device=device)
+        small = torch.empty(n, device=device)
+        ops = {
+            "allreduce": lambda: dist.all_reduce(x),
+            "all_gather_into_tensor": lambda: dist.all_gather_into_tensor(big, x),
+            "reduce_scatter_tensor": lambda: dist.reduce_scatter_tensor(small, big),
+        }
+        for op, fn in ops.items():
+            rows.append({"op": op, "bytes": n * 4, "backend": "gloo" if device == "cpu" else "neuron",
+                         "seconds": timed(fn, n * 4 * (world if op != "allreduce" else 1))})
+if rank == 0:
+    print(json.dumps(rows))
+dist.destroy_process_group()
+"""
+
+
+def run_world(world: int, sizes: list[int]) -> list[dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
+        env.update(WORLD_SIZE=str(world), OMP_NUM_THREADS="1", BENCH_STORE=os.path.join(tmp, "store"),
+                   BENCH_SIZES=json.dumps(sizes), TORCH_NEURONX_FALLBACK_WARN="0")
+        procs = [subprocess.Popen([sys.executable, "-c", WORKER], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(world)]
+        outs = [p.communicate(timeout=1800) for p in procs]
+        for p, (_, err) in zip(procs, outs):
+            if p.returncode != 0:
+                raise SystemExit(f"a benchmark rank failed:\n{err[-3000:]}")
+        return json.loads(outs[0][0].strip().splitlines()[-1])
+
+
+def bus_bandwidth(op: str, nbytes: int, world: int, seconds: float) -> float:
+    if op == "allreduce":
+        return nbytes * 2 * (world - 1) / world / seconds
+    return nbytes * world * (world - 1) / world / seconds
+
+
+def fmt_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024 or unit == "MiB":
+            return f"{n:g} {unit}"
+        n //= 1024
+    return str(n)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--worlds", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--max-mib", type=int, default=64)
+    args = parser.parse_args()
+    sizes = [8]
+    while sizes[-1] * 8 <= args.max_mib << 20:
+        sizes.append(sizes[-1] * 8)
+    if sizes[-1] != args.max_mib << 20:
+        sizes.append(args.max_mib << 20)
+    print(f"host: {socket.gethostname()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
+    for world in args.worlds:
+        rows = run_world(world, sizes)
+        table = {(r["op"], r["bytes"], r["backend"]): r["seconds"] for r in rows}
+        for op in ("allreduce", "all_gather_into_tensor", "reduce_scatter_tensor"):
+            print(f"\n{op}, world {world} (bytes per rank; latency us; bus bandwidth GB/s)")
+            print("| size | gloo us | neuron us | latency gloo/neuron | gloo GB/s | neuron GB/s | busbw neuron/gloo |")
+            print("|---|---|---|---|---|---|---|")
+            for nbytes in sorted({r["bytes"] for r in rows}):
+                g, n = table[op, nbytes, "gloo"], table[op, nbytes, "neuron"]
+                gb, nb = (bus_bandwidth(op, nbytes, world, t) / 1e9 for t in (g, n))
+                print(f"| {fmt_bytes(nbytes)} | {g * 1e6:.1f} | {n * 1e6:.1f} | {g / n:.2f} | {gb:.3f} | {nb:.3f} | "
+                      f"{nb / gb:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
