@@ -22,9 +22,9 @@ export OMP_NUM_THREADS ?= 2
 all: build
 
 system-deps:
-	@if [ ! -f /usr/include/gtest/gtest.h ] || ! command -v ccache >/dev/null; then \
-	  echo "installing libgtest-dev and ccache (Debian)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgtest-dev ccache >/dev/null; \
+	@if [ ! -f /usr/include/gtest/gtest.h ] || ! command -v ccache >/dev/null || ! command -v ip >/dev/null; then \
+	  echo "installing libgtest-dev, ccache and iproute2 (Debian)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgtest-dev ccache iproute2 >/dev/null; \
 	fi
 
 $(DEPS_STAMP): requirements.lock

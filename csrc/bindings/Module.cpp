@@ -78,10 +78,18 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "_create_process_group",
       [](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, double timeout_s,
-         const std::string& group_name) -> c10::intrusive_ptr<c10d::Backend> {
+         const std::string& group_name, std::vector<int> host_of_rank, const py::object& world,
+         const py::object& leaders) -> c10::intrusive_ptr<c10d::Backend> {
         auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-        return c10::make_intrusive<ProcessGroupNeuron>(store, rank, size, timeout, group_name);
+        auto backend = [](const py::object& o) {
+          py::gil_scoped_acquire gil;
+          return o.is_none() ? c10::intrusive_ptr<c10d::Backend>() : o.cast<c10::intrusive_ptr<c10d::Backend>>();
+        };
+        HostSpan span{std::move(host_of_rank), backend(world), backend(leaders)};
+        return c10::make_intrusive<ProcessGroupNeuron>(store, rank, size, timeout, group_name, std::move(span));
       },
+      py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout_s"), py::arg("group_name"),
+      py::arg("host_of_rank") = std::vector<int>{}, py::arg("world") = py::none(), py::arg("leaders") = py::none(),
       py::call_guard<py::gil_scoped_release>());
   // The Python face of the backend: what torch.distributed asks of a backend
   // that supports splitting (split_group copies `options`; new_group calls
@@ -99,6 +107,11 @@ PYBIND11_MODULE(_C, m) {
                              })
       // Only the new group's members rendezvous: the others have nothing to do.
       .def("perform_nocolor_split", [](ProcessGroupNeuron&, const c10::Device&) {});
+  m.def("_process_group_host_count", [](const c10::intrusive_ptr<c10d::Backend>& backend) {
+    auto* pg = dynamic_cast<ProcessGroupNeuron*>(backend.get());
+    TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());
+    return pg->host_count();
+  });
   m.def("_process_group_shm_bytes", [](const c10::intrusive_ptr<c10d::Backend>& backend) {
     auto* pg = dynamic_cast<ProcessGroupNeuron*>(backend.get());
     TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "distributed/CollectiveArgs.h"
+#include "distributed/MultiHostCollectives.h"
 #include "distributed/NeuronWork.h"
 
 namespace torch_neuronx {
@@ -20,12 +21,42 @@ constexpr size_t kRingBytes = 1u << 20;  // per ordered pair of ranks, for send 
 using namespace dist::args;
 
 ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                                       std::chrono::milliseconds timeout, std::string group_name)
+                                       std::chrono::milliseconds timeout, std::string group_name, HostSpan span)
     : Backend(rank, size), store_(store), timeout_(timeout), group_name_(std::move(group_name)) {
+  const bool multi_host = !span.host_of_rank.empty();
+  TORCH_CHECK(!multi_host || static_cast<int>(span.host_of_rank.size()) == size, "neuron process group: ",
+              span.host_of_rank.size(), " host entries for a group of ", size);
+  int local_rank = rank, local_size = size;
+  c10::intrusive_ptr<c10d::Store> local_store = store;
+  if (multi_host) {
+    const int host = span.host_of_rank[rank];
+    local_rank = static_cast<int>(std::count(span.host_of_rank.begin(), span.host_of_rank.begin() + rank, host));
+    local_size = static_cast<int>(std::count(span.host_of_rank.begin(), span.host_of_rank.end(), host));
+    host_count_ = *std::max_element(span.host_of_rank.begin(), span.host_of_rank.end()) + 1;
+    local_store = c10::make_intrusive<c10d::PrefixStore>("torch_neuronx/host/" + std::to_string(host) + "/", store);
+  }
+  shm_ = join_host_segment(local_store, local_rank, local_size);
+  if (multi_host) {
+    TORCH_CHECK(span.world, "neuron process group: a group spanning hosts needs a Gloo group of all its ranks");
+    TORCH_CHECK((local_rank == 0) == static_cast<bool>(span.leaders), "neuron process group: rank ", rank,
+                (local_rank == 0 ? " leads its host but has no" : " does not lead its host but has a"),
+                " leaders' Gloo group");
+    multi_ = std::make_unique<dist::MultiHostCollectives>(*shm_, rank, size, span.world, span.leaders, group_name_);
+    coll_ = multi_.get();
+  } else {
+    coll_ = shm_.get();
+    p2p_ = std::make_unique<dist::ShmPointToPoint>(shm_->group(), group_name_, timeout);
+  }
+  worker_ = std::thread([this] { worker_loop(); });
+}
+
+std::unique_ptr<dist::ShmCollectives> ProcessGroupNeuron::join_host_segment(
+    const c10::intrusive_ptr<c10d::Store>& store, int rank, int size) {
   const std::string key = "torch_neuronx/shm_name";
   std::string name;
-  std::unique_ptr<dist::ShmGroup> group;
+  std::unique_ptr<dist::ShmCollectives> shm;
   try {
+    std::unique_ptr<dist::ShmGroup> group;
     if (rank == 0) {
       dist::ShmGroup::remove_orphans("pg");
       name = dist::ShmGroup::unique_name("pg");
@@ -33,25 +64,24 @@ ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& st
       store->set(key, std::vector<uint8_t>(name.begin(), name.end()));
     } else {
       try {
-        store->wait({key}, timeout);
+        store->wait({key}, timeout_);
       } catch (const std::exception& e) {
         throw dist::DistError("neuron process group '" + group_name_ + "', init: rank 0 of the group never " +
-                              "published the shared-memory segment within " + std::to_string(timeout.count()) +
+                              "published the shared-memory segment within " + std::to_string(timeout_.count()) +
                               " ms (" + e.what() + ")");
       }
       std::vector<uint8_t> v = store->get(key);
       name.assign(v.begin(), v.end());
       group = std::make_unique<dist::ShmGroup>(name, rank, size, kSlotBytes, kRingBytes, /*create=*/false);
     }
-    shm_ = std::make_unique<dist::ShmCollectives>(std::move(group), group_name_, timeout);
-    shm_->wait_for_all_ranks("init");
+    shm = std::make_unique<dist::ShmCollectives>(std::move(group), group_name_, timeout_);
+    shm->wait_for_all_ranks("init");
   } catch (const dist::DistError& e) {
     if (rank == 0 && !name.empty()) dist::ShmGroup::unlink(name);
     TORCH_CHECK_WITH(DistBackendError, false, e.what());
   }
   if (rank == 0) dist::ShmGroup::unlink(name);  // every rank has it mapped: the name is no longer needed
-  p2p_ = std::make_unique<dist::ShmPointToPoint>(shm_->group(), group_name_, timeout);
-  worker_ = std::thread([this] { worker_loop(); });
+  return shm;
 }
 
 ProcessGroupNeuron::~ProcessGroupNeuron() {
@@ -73,6 +103,8 @@ c10::intrusive_ptr<c10d::Backend::Options> ProcessGroupNeuron::getBackendOptions
 c10::intrusive_ptr<c10d::Backend> ProcessGroupNeuron::split(const c10::intrusive_ptr<c10d::Store>& /*store: see the header*/,
                                                             const std::vector<int>& ranks,
                                                             const c10::intrusive_ptr<Options>& opts) {
+  TORCH_CHECK(!multi_, "neuron process group '", group_name_, "': split_group of a group that spans hosts is not ",
+              "supported yet; use dist.new_group");
   std::vector<int> sorted = ranks;
   std::sort(sorted.begin(), sorted.end());
   std::string prefix = "torch_neuronx/split/" + std::to_string(splits_++) + "/";
@@ -163,7 +195,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce(std::vector<at::Ten
   dist::ReduceSpec spec = reduce_spec(opts.reduceOp, t.scalar_type(), "allreduce");
   wait_for_producers(tensors);
   return enqueue(c10d::OpType::ALLREDUCE, tensors, [this, t, spec] {
-    shm_->allreduce(t.data_ptr(), t.numel(), t.scalar_type(), spec);
+    coll_->allreduce(t.data_ptr(), t.numel(), t.scalar_type(), spec);
   }, t.nbytes());
 }
 
@@ -179,7 +211,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce_coalesced(
   wait_for_producers(tensors);
   return enqueue(c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, specs] {
     for (size_t i = 0; i < tensors.size(); ++i) {
-      shm_->allreduce(tensors[i].data_ptr(), tensors[i].numel(), tensors[i].scalar_type(), specs[i]);
+      coll_->allreduce(tensors[i].data_ptr(), tensors[i].numel(), tensors[i].scalar_type(), specs[i]);
     }
   }, bytes);
 }
@@ -191,7 +223,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::broadcast(std::vector<at::Ten
   wait_for_producers(tensors);
   const int root = static_cast<int>(opts.rootRank);
   return enqueue(c10d::OpType::BROADCAST, tensors, [this, t, root] {
-    shm_->broadcast(t.data_ptr(), t.numel(), t.scalar_type(), root);
+    coll_->broadcast(t.data_ptr(), t.numel(), t.scalar_type(), root);
   }, t.nbytes());
 }
 
@@ -205,7 +237,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_allgather_base(at::Tensor& o
               " elements, expected world size x input = ", getSize(), " x ", input.numel());
   wait_for_producers({input, output});
   return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, [this, input, output] {
-    shm_->allgather(input.data_ptr(), output.data_ptr(), input.numel(), input.scalar_type());
+    coll_->allgather(input.data_ptr(), output.data_ptr(), input.numel(), input.scalar_type());
   }, input.nbytes() * getSize());
 }
 
@@ -225,7 +257,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather(std::vector<std::ve
   wait_for_producers(inputs);
   return enqueue(c10d::OpType::ALLGATHER, outs, [this, input, outs] {
     std::vector<char> gathered(input.nbytes() * outs.size());
-    shm_->allgather(input.data_ptr(), gathered.data(), input.numel(), input.scalar_type());
+    coll_->allgather(input.data_ptr(), gathered.data(), input.numel(), input.scalar_type());
     for (size_t r = 0; r < outs.size(); ++r) {
       std::memcpy(outs[r].data_ptr(), gathered.data() + r * input.nbytes(), input.nbytes());
     }
@@ -243,7 +275,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_reduce_scatter_base(at::Tens
   dist::ReduceSpec spec = reduce_spec(opts.reduceOp, input.scalar_type(), "reduce_scatter_tensor");
   wait_for_producers({input, output});
   return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, [this, input, output, spec] {
-    shm_->reduce_scatter(input.data_ptr(), output.data_ptr(), output.numel(), input.scalar_type(), spec);
+    coll_->reduce_scatter(input.data_ptr(), output.data_ptr(), output.numel(), input.scalar_type(), spec);
   }, input.nbytes());
 }
 
@@ -265,12 +297,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter(std::vector<at
     std::vector<char> packed(output.nbytes() * ins.size());
     for (size_t r = 0; r < ins.size(); ++r) std::memcpy(packed.data() + r * output.nbytes(), ins[r].data_ptr(),
                                                         output.nbytes());
-    shm_->reduce_scatter(packed.data(), output.data_ptr(), output.numel(), output.scalar_type(), spec);
+    coll_->reduce_scatter(packed.data(), output.data_ptr(), output.numel(), output.scalar_type(), spec);
   }, output.nbytes() * getSize());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::barrier(const c10d::BarrierOptions&) {
-  return enqueue(c10d::OpType::BARRIER, {}, [this] { shm_->barrier(); }, 0);
+  return enqueue(c10d::OpType::BARRIER, {}, [this] { coll_->barrier(); }, 0);
 }
 
 }  // namespace torch_neuronx

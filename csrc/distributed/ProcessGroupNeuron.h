@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "distributed/MultiHostCollectives.h"
 #include "distributed/ShmCollectives.h"
 #include "distributed/ShmPointToPoint.h"
 #include "runtime/NeuronMacros.h"
@@ -30,10 +31,17 @@ struct TORCH_NEURONX_API NeuronBackendOptions : c10d::Backend::Options {
   explicit NeuronBackendOptions(std::chrono::milliseconds timeout) : Options("neuron", timeout) {}
 };
 
+// Where a group's ranks live when they span hosts (empty: all on this host).
+struct HostSpan {
+  std::vector<int> host_of_rank;              // host index of each group rank
+  c10::intrusive_ptr<c10d::Backend> world;    // Gloo over every rank of the group
+  c10::intrusive_ptr<c10d::Backend> leaders;  // Gloo over each host's first rank; set on those only
+};
+
 class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
  public:
   ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                     std::chrono::milliseconds timeout, std::string group_name);
+                     std::chrono::milliseconds timeout, std::string group_name, HostSpan span = {});
   ~ProcessGroupNeuron() override;
 
   const std::string getBackendName() const override { return "neuron"; }
@@ -102,6 +110,8 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
 
   // Bytes this rank moved through each transport (decision 8).
   uint64_t shm_bytes() const { return shm_bytes_.load(); }
+  // Hosts this group's ranks are on.
+  int host_count() const { return host_count_; }
 
  private:
   using Task = std::function<void()>;
@@ -111,13 +121,22 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
                                          uint64_t bytes);
   void worker_loop();
   void track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work);
+  c10::intrusive_ptr<c10d::Work> between_hosts(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer,
+                                               int tag);
 
-  std::unique_ptr<dist::ShmCollectives> shm_;
-  std::unique_ptr<dist::ShmPointToPoint> p2p_;  // uses shm_'s segment: declared after it
+  // This host's ranks of the group, rendezvousing through `store`.
+  std::unique_ptr<dist::ShmCollectives> join_host_segment(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                                          int size);
+
+  std::unique_ptr<dist::ShmCollectives> shm_;         // this host's ranks (all of them on a single host)
+  std::unique_ptr<dist::MultiHostCollectives> multi_;  // set when the group spans hosts
+  dist::HostCollectives* coll_ = nullptr;             // multi_ if set, else shm_
+  std::unique_ptr<dist::ShmPointToPoint> p2p_;  // single host only; uses shm_'s segment: declared after it
   c10::intrusive_ptr<c10d::Store> store_;
   std::chrono::milliseconds timeout_;
   std::string group_name_;
-  uint64_t splits_ = 0;  // calls to split() so far: the same on every rank
+  uint64_t splits_ = 0;
+  int host_count_ = 1;  // calls to split() so far: the same on every rank
   std::mutex mu_;
   std::condition_variable cv_;
   // Finished items wait here to be destroyed on a calling thread: their

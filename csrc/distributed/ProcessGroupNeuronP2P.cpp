@@ -4,6 +4,7 @@
 #include <c10/util/Exception.h>
 
 #include "distributed/CollectiveArgs.h"
+#include "distributed/MultiHostCollectives.h"
 #include "distributed/NeuronWork.h"
 #include "distributed/ProcessGroupNeuron.h"
 
@@ -37,6 +38,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::send(std::vector<at::Tensor>&
   at::Tensor t = single(tensors, "send");
   check_peer(dst_rank, getRank(), getSize(), "send");
   wait_for_producers(tensors);
+  if (multi_) return between_hosts(c10d::OpType::SEND, tensors, dst_rank, tag);
   auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), c10d::OpType::SEND, tensors);
   try {
     p2p_->post_send(dst_rank, t.data_ptr(), t.nbytes(), static_cast<int32_t>(t.scalar_type()), tag, completer(work));
@@ -52,6 +54,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::recv(std::vector<at::Tensor>&
   at::Tensor t = single(tensors, "recv");
   check_peer(src_rank, getRank(), getSize(), "recv");
   wait_for_producers(tensors);  // earlier readers of the buffer are done
+  if (multi_) return between_hosts(c10d::OpType::RECV, tensors, src_rank, tag);
   auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), c10d::OpType::RECV, tensors);
   try {
     p2p_->post_recv(src_rank, t.data_ptr(), t.nbytes(), static_cast<int32_t>(t.scalar_type()), tag, completer(work));
@@ -61,6 +64,25 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::recv(std::vector<at::Tensor>&
   shm_bytes_.fetch_add(t.nbytes());
   track_if_coalescing(work);
   return work;
+}
+
+// Posted to Gloo at once (so any interleaving of isend / irecv completes);
+// the returned Work waits for it on the worker, after earlier collectives.
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::between_hosts(c10d::OpType type, std::vector<at::Tensor>& tensors,
+                                                                 int peer, int tag) {
+  const at::Tensor& t = tensors[0];
+  at::Tensor view = dist::host_view(t.data_ptr(), t.numel(), t.scalar_type());
+  c10::intrusive_ptr<c10d::Work> posted =
+      type == c10d::OpType::SEND ? multi_->send(view, peer, tag) : multi_->recv(view, peer, tag);
+  const char* what = type == c10d::OpType::SEND ? "send" : "recv";
+  return enqueue(type, tensors, [posted, view, what, this] {
+    try {
+      posted->wait();
+    } catch (const std::exception& e) {
+      throw dist::DistError("neuron process group '" + group_name_ + "', " + what + " between hosts (gloo): " +
+                            e.what());
+    }
+  }, 0);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::recvAnysource(std::vector<at::Tensor>&, int) {

@@ -54,7 +54,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce(std::vector<at::Tensor
   wait_for_producers(tensors);
   const int root = static_cast<int>(opts.rootRank);
   return enqueue(c10d::OpType::REDUCE, tensors, [this, t, spec, root] {
-    shm_->reduce(t.data_ptr(), t.numel(), t.scalar_type(), spec, root);
+    coll_->reduce(t.data_ptr(), t.numel(), t.scalar_type(), spec, root);
   }, t.nbytes());
 }
 
@@ -77,7 +77,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::gather(std::vector<std::vecto
   wait_for_producers(inputs);
   return enqueue(c10d::OpType::GATHER, outs, [this, input, outs, root] {
     std::vector<char> gathered(outs.empty() ? 0 : input.nbytes() * outs.size());
-    shm_->gather(input.data_ptr(), gathered.data(), input.numel(), input.scalar_type(), root);
+    coll_->gather(input.data_ptr(), gathered.data(), input.numel(), input.scalar_type(), root);
     for (size_t r = 0; r < outs.size(); ++r) {
       std::memcpy(outs[r].data_ptr(), gathered.data() + r * input.nbytes(), input.nbytes());
     }
@@ -106,7 +106,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::scatter(std::vector<at::Tenso
     for (size_t r = 0; r < ins.size(); ++r) {
       std::memcpy(packed.data() + r * output.nbytes(), ins[r].data_ptr(), output.nbytes());
     }
-    shm_->scatter(packed.data(), output.data_ptr(), output.numel(), output.scalar_type(), root);
+    coll_->scatter(packed.data(), output.data_ptr(), output.numel(), output.scalar_type(), root);
   }, output.nbytes());
 }
 
@@ -130,7 +130,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::alltoall_base(at::Tensor& out
       send[p] = static_cast<const char*>(input.data_ptr()) + s, s += send_bytes[p];
       recv[p] = static_cast<char*>(output.data_ptr()) + r, r += recv_bytes[p];
     }
-    shm_->alltoall(send, send_bytes, recv, recv_bytes, input.scalar_type());
+    coll_->alltoall(send, send_bytes, recv, recv_bytes, input.scalar_type());
   }, input.nbytes());
 }
 
@@ -160,7 +160,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::alltoall(std::vector<at::Tens
       send[p] = static_cast<const char*>(inputs[p].data_ptr());
       recv[p] = static_cast<char*>(outputs[p].data_ptr());
     }
-    shm_->alltoall(send, send_bytes, recv, recv_bytes, inputs[0].scalar_type());
+    coll_->alltoall(send, send_bytes, recv, recv_bytes, inputs[0].scalar_type());
   }, [&] { uint64_t b = 0; for (size_t x : send_bytes) b += x; return b; }());
 }
 
@@ -186,7 +186,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather_coalesced(
     for (size_t i = 0; i < inputs.size(); ++i) {
       const at::Tensor& in = inputs[i];
       std::vector<char> gathered(in.nbytes() * world);
-      shm_->allgather(in.data_ptr(), gathered.data(), in.numel(), in.scalar_type());
+      coll_->allgather(in.data_ptr(), gathered.data(), in.numel(), in.scalar_type());
       for (size_t r = 0; r < world; ++r) {
         std::memcpy(outs[i * world + r].data_ptr(), gathered.data() + r * in.nbytes(), in.nbytes());
       }
@@ -212,7 +212,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather_into_tensor_coalesc
   wait_for_producers(outputs);
   return enqueue(c10d::OpType::COALESCED, outputs, [this, inputs, outputs] {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      shm_->allgather(inputs[i].data_ptr(), outputs[i].data_ptr(), inputs[i].numel(), inputs[i].scalar_type());
+      coll_->allgather(inputs[i].data_ptr(), outputs[i].data_ptr(), inputs[i].numel(), inputs[i].scalar_type());
     }
   }, bytes);
 }
@@ -237,7 +237,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter_tensor_coalesc
   wait_for_producers(outputs);
   return enqueue(c10d::OpType::COALESCED, outputs, [this, inputs, outputs, specs] {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      shm_->reduce_scatter(inputs[i].data_ptr(), outputs[i].data_ptr(), outputs[i].numel(),
+      coll_->reduce_scatter(inputs[i].data_ptr(), outputs[i].data_ptr(), outputs[i].numel(),
                            inputs[i].scalar_type(), specs[i]);
     }
   }, bytes);

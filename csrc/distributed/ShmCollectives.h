@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "distributed/HostCollectives.h"
 #include "distributed/Reductions.h"
 #include "distributed/ShmGroup.h"
 
@@ -22,40 +23,24 @@ namespace torch_neuronx::dist {
 enum class Collective : uint32_t { kBarrier = 1, kAllreduce, kBroadcast, kAllgather, kReduceScatter, kReduce, kGather, kScatter,
                                   kAlltoall };
 
-// How an allreduce / reduce-scatter finishes: plain, AVG (divide by the
-// world size) or PREMUL_SUM (inputs multiplied by a factor first).
-struct ReduceSpec {
-  Reduce op = Reduce::kSum;
-  bool average = false;
-  double premul = 1.0;
-  int64_t code = 0;  // the c10d ReduceOp, for the cross-rank check
-};
-
-class ShmCollectives {
+class ShmCollectives : public HostCollectives {
  public:
   ShmCollectives(std::unique_ptr<ShmGroup> group, std::string group_name, std::chrono::milliseconds timeout);
 
   // Phase 1, right after every rank mapped the segment.
   void wait_for_all_ranks(const std::string& what);
 
-  void barrier();
-  void allreduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec);
-  void broadcast(void* data, size_t numel, c10::ScalarType dtype, int root);
-  // out holds world * numel elements, rank r's input at r * numel.
-  void allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype);
-  // in holds world * numel elements; out receives the reduction of part `rank`.
-  void reduce_scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec);
-
-  // data is reduced into `root`'s buffer; the others' buffers are unchanged.
-  void reduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec, int root);
-  // out (root only) holds world * numel elements, rank r's input at r * numel.
-  void gather(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root);
-  // in (root only) holds world * numel elements; rank r receives part r.
-  void scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root);
-  // send[d] (send_bytes[d] bytes) goes to rank d; recv[s] receives from rank
-  // s. Sizes may differ per pair; they are checked across ranks first.
+  // HostCollectives, over this host's segment.
+  void barrier() override;
+  void allreduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) override;
+  void broadcast(void* data, size_t numel, c10::ScalarType dtype, int root) override;
+  void allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype) override;
+  void reduce_scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) override;
+  void reduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec, int root) override;
+  void gather(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) override;
+  void scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) override;
   void alltoall(const std::vector<const char*>& send, const std::vector<size_t>& send_bytes,
-                const std::vector<char*>& recv, const std::vector<size_t>& recv_bytes, c10::ScalarType dtype);
+                const std::vector<char*>& recv, const std::vector<size_t>& recv_bytes, c10::ScalarType dtype) override;
 
   ShmGroup& group() { return *group_; }
 

@@ -1,0 +1,57 @@
+// Collectives of a group whose ranks span hosts. Between hosts the data goes
+// over TCP through Gloo (a proven transport; two Gloo groups made by the
+// Python layer: every rank of the group, and one leader per host), on CPU
+// tensors that alias the host buffers (no staging copy of device memory).
+// allreduce is hierarchical: reduce on each host through shared memory, an
+// allreduce among the hosts' leaders, a broadcast on each host. The other
+// collectives run flat over the all-ranks Gloo group; reduce, reduce_scatter
+// go through the hierarchical allreduce.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+
+#include <string>
+#include <vector>
+
+#include "distributed/HostCollectives.h"
+#include "distributed/ShmCollectives.h"
+
+namespace torch_neuronx::dist {
+
+class MultiHostCollectives : public HostCollectives {
+ public:
+  // `local` holds this host's ranks (the first one leads); `world` spans the
+  // group with the group's ranks; `leaders` is null unless this rank leads.
+  MultiHostCollectives(ShmCollectives& local, int rank, int world_size, c10::intrusive_ptr<c10d::Backend> world,
+                       c10::intrusive_ptr<c10d::Backend> leaders, std::string group_name);
+
+  void barrier() override;
+  void allreduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) override;
+  void broadcast(void* data, size_t numel, c10::ScalarType dtype, int root) override;
+  void allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype) override;
+  void reduce_scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) override;
+  void reduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec, int root) override;
+  void gather(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) override;
+  void scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) override;
+  void alltoall(const std::vector<const char*>& send, const std::vector<size_t>& send_bytes,
+                const std::vector<char*>& recv, const std::vector<size_t>& recv_bytes, c10::ScalarType dtype) override;
+
+  // Point-to-point over the all-ranks Gloo group (its Work completes when the
+  // transfer did).
+  c10::intrusive_ptr<c10d::Work> send(at::Tensor& host_view, int dst, int tag);
+  c10::intrusive_ptr<c10d::Work> recv(at::Tensor& host_view, int src, int tag);
+
+ private:
+  // Waits for a Gloo call; its failure becomes a DistError naming the group.
+  void finish(const c10::intrusive_ptr<c10d::Work>& work, const char* what);
+
+  ShmCollectives& local_;
+  int rank_, world_size_;
+  c10::intrusive_ptr<c10d::Backend> world_, leaders_;
+  std::string group_name_;
+};
+
+// A CPU tensor over `numel` elements at `data` (which stays owned elsewhere).
+at::Tensor host_view(const void* data, size_t numel, c10::ScalarType dtype);
+
+}  // namespace torch_neuronx::dist
