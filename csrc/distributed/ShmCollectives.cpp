@@ -89,39 +89,55 @@ void ShmCollectives::reduce(void* data, size_t numel, c10::ScalarType dtype, con
   reduce_chunks("reduce", data, numel, dtype, spec, root);
 }
 
-// Per chunk: every rank copies (and premultiplies) its data into its slot;
-// rank r reduces part r of every slot, in rank order, and writes it back to
-// part r of its own slot; then the receivers (every rank, or `root`) copy
-// all parts out. Non-receivers' data is left as it was.
+// Per chunk: every rank copies (and premultiplies) into its slot the parts the
+// other ranks reduce; rank r reduces part r, in rank order, reading its own
+// data in place and the others' from their slots, and writes the result to
+// part r of its slot (and of its data if it receives); then the receivers
+// (every rank, or `root`) copy the other parts out. Non-receivers' data is
+// left as it was. Without a premultiplier a rank's own part is never copied.
 void ShmCollectives::reduce_chunks(const char* what, void* data, size_t numel, c10::ScalarType dtype,
                                    const ReduceSpec& spec, int root) {
   const size_t elem = c10::elementSize(dtype);
   const int world = group_->world(), me = group_->rank();
   const size_t chunk = group_->slot_bytes() / elem;
   const bool receives = root < 0 || root == me;
+  const bool premul = spec.premul != 1.0;
   char* bytes = static_cast<char*>(data);
   for (size_t off = 0; off < numel; off += chunk) {
     const size_t m = std::min(chunk, numel - off);
     char* out = bytes + off * elem;
     char* slot = group_->slot(me);
-    std::memcpy(slot, out, m * elem);
-    if (spec.premul != 1.0) scale(slot, m, dtype, spec.premul, /*divide=*/false);
-    step(what);
     const size_t part = part_size(m, world, elem);
-    const size_t lo = std::min(m, me * part), hi = std::min(m, lo + part);
+    auto range = [&](int r) { const size_t lo = std::min(m, r * part); return std::make_pair(lo, std::min(m, lo + part)); };
+    const auto [lo, hi] = range(me);
+    if (premul) {
+      std::memcpy(slot, out, m * elem);
+      scale(slot, m, dtype, spec.premul, /*divide=*/false);
+    } else {
+      if (lo > 0) std::memcpy(slot, out, lo * elem);
+      if (hi < m) std::memcpy(slot + hi * elem, out + hi * elem, (m - hi) * elem);
+    }
+    step(what);
     if (lo < hi) {
-      scratch_.resize((hi - lo) * elem);
-      char* mine = scratch_.data();
-      std::memcpy(mine, group_->slot(0) + lo * elem, (hi - lo) * elem);
-      for (int r = 1; r < world; ++r) reduce_into(mine, group_->slot(r) + lo * elem, hi - lo, dtype, spec.op);
+      // Rank r's contribution to my part: my own data in place, the others' slots.
+      auto source = [&](int r) -> const char* {
+        return (r == me && !premul ? out : group_->slot(r)) + lo * elem;
+      };
+      // Accumulate in my slot's own part, which nobody reads until the next
+      // step (with a premultiplier it holds my input: use scratch then).
+      if (premul) scratch_.resize((hi - lo) * elem);
+      char* mine = premul ? scratch_.data() : slot + lo * elem;
+      std::memcpy(mine, source(0), (hi - lo) * elem);
+      for (int r = 1; r < world; ++r) reduce_into(mine, source(r), hi - lo, dtype, spec.op);
       if (spec.average) scale(mine, hi - lo, dtype, world, /*divide=*/true);
-      std::memcpy(slot + lo * elem, mine, (hi - lo) * elem);
+      if (premul) std::memcpy(slot + lo * elem, mine, (hi - lo) * elem);
+      if (receives) std::memcpy(out + lo * elem, mine, (hi - lo) * elem);
     }
     step(what);
     if (receives) {
       for (int r = 0; r < world; ++r) {
-        const size_t rlo = std::min(m, r * part), rhi = std::min(m, rlo + part);
-        if (rlo < rhi) std::memcpy(out + rlo * elem, group_->slot(r) + rlo * elem, (rhi - rlo) * elem);
+        const auto [rlo, rhi] = range(r);
+        if (r != me && rlo < rhi) std::memcpy(out + rlo * elem, group_->slot(r) + rlo * elem, (rhi - rlo) * elem);
       }
     }
     step(what);
