@@ -94,3 +94,31 @@ def test_segments_left_by_dead_creators_are_removed_by_the_next_group(tmp_path):
     results = launch("init()\ndist.barrier()\nprint('ok')\n", 2, tmp_path, timeout=120)
     assert all(r.returncode == 0 for r in results), results[0].stderr[-3000:]
     assert orphan not in shm_entries()
+
+
+def test_a_rank_killed_in_the_middle_of_large_allreduces_is_named(tmp_path):
+    before = shm_entries()
+    code = """
+import signal, threading, time
+init(timeout_s=60)
+t = torch.ones(6 << 20, device="neuron")  # 24 MiB: six chunks per call
+dist.all_reduce(t)
+if RANK == 1:
+    threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGKILL)).start()
+start = time.monotonic()
+try:
+    for _ in range(1000):
+        dist.all_reduce(t)
+except Exception as e:
+    print("ERROR", type(e).__name__, e, "after", round(time.monotonic() - start, 1), "s")
+    sys.exit(0)
+sys.exit("the allreduces did not fail")
+"""
+    results = launch(code, 3, tmp_path, timeout=120)
+    assert results[1].returncode == -9
+    for r in (0, 2):
+        assert results[r].returncode == 0, results[r].stderr[-3000:]
+        line = next(l for l in results[r].stdout.splitlines() if l.startswith("ERROR"))
+        assert "allreduce" in line and "rank 1" in line and "exited" in line, line
+        assert float(line.rsplit("after", 1)[1].split()[0]) < 30, line
+    assert shm_entries() <= before

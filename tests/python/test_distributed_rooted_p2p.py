@@ -190,8 +190,14 @@ def test_recv_from_a_dead_rank_raises_naming_it(tmp_path):
 P2P_TIMEOUT = """
 init(timeout_s=3)
 if RANK == 0:
+    work = dist.irecv(torch.empty(4, device="neuron"), 1)
     try:
-        dist.recv(torch.empty(4, device="neuron"), 1)
+        work.wait(datetime.timedelta(milliseconds=300))  # Work.wait's own timeout, shorter than the group's
+        raise SystemExit("wait(timeout) on a recv that nobody sends returned")
+    except RuntimeError as e:
+        assert "timed out" in str(e), e
+    try:
+        work.wait()
         raise SystemExit("recv that nobody sends returned")
     except dist.DistBackendError as e:
         assert "timed out after 3000 ms" in str(e) and "rank 1 sent nothing" in str(e), e
