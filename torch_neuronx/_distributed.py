@@ -17,7 +17,11 @@ from . import _C
 def host_identity() -> str:
     """What ranks share when they can meet in shared memory: the machine's
     name and the network namespace (a namespace stands for a host in tests,
-    and ranks that cannot reach each other's loopback are not co-located)."""
+    and ranks that cannot reach each other's loopback are not co-located), or
+    TORCH_NEURONX_HOST_ID when set."""
+    override = os.environ.get("TORCH_NEURONX_HOST_ID")
+    if override:
+        return override
     try:
         netns = os.readlink("/proc/self/ns/net")
     except OSError:
@@ -74,6 +78,12 @@ def host_count(group=None) -> int:
     """Hosts the ranks of `group` (default: the world) are on."""
     backend = dist.distributed_c10d._get_default_group() if group is None else group
     return _C._process_group_host_count(backend._get_backend(torch.device("neuron")))
+
+
+def tcp_bytes(group=None) -> int:
+    """Bytes this rank handed to the TCP transport (Gloo, between hosts) in `group`."""
+    backend = dist.distributed_c10d._get_default_group() if group is None else group
+    return _C._process_group_tcp_bytes(backend._get_backend(torch.device("neuron")))
 
 
 def shm_bytes(group=None) -> int:

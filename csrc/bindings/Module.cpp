@@ -112,6 +112,11 @@ PYBIND11_MODULE(_C, m) {
     TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());
     return pg->host_count();
   });
+  m.def("_process_group_tcp_bytes", [](const c10::intrusive_ptr<c10d::Backend>& backend) {
+    auto* pg = dynamic_cast<ProcessGroupNeuron*>(backend.get());
+    TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());
+    return pg->tcp_bytes();
+  });
   m.def("_process_group_shm_bytes", [](const c10::intrusive_ptr<c10d::Backend>& backend) {
     auto* pg = dynamic_cast<ProcessGroupNeuron*>(backend.get());
     TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());

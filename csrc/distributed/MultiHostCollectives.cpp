@@ -36,7 +36,8 @@ MultiHostCollectives::MultiHostCollectives(ShmCollectives& local, int rank, int 
     : local_(local), rank_(rank), world_size_(world_size), world_(std::move(world)), leaders_(std::move(leaders)),
       group_name_(std::move(group_name)) {}
 
-void MultiHostCollectives::finish(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
+void MultiHostCollectives::finish(const c10::intrusive_ptr<c10d::Work>& work, const char* what, size_t bytes) {
+  tcp_bytes_.fetch_add(bytes);
   try {
     work->wait();
   } catch (const std::exception& e) {
@@ -46,28 +47,31 @@ void MultiHostCollectives::finish(const c10::intrusive_ptr<c10d::Work>& work, co
 
 void MultiHostCollectives::barrier() {
   local_.barrier();
-  finish(world_->barrier(), "barrier");
+  finish(world_->barrier(), "barrier", 0);
 }
 
 void MultiHostCollectives::allreduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) {
-  ReduceSpec on_host = spec;
-  on_host.average = false;  // divided once, after the sum over every host
-  local_.reduce(data, numel, dtype, on_host, /*root=*/0);
+  ReduceSpec within_host = spec;
+  within_host.average = false;  // divided once, after the sum over every host
+  const size_t bytes = numel * c10::elementSize(dtype);
+  local_.reduce(data, numel, dtype, within_host, /*root=*/0);
+  on_host(bytes);
   if (leaders_) {
     std::vector<at::Tensor> t{host_view(data, numel, dtype)};
     c10d::AllreduceOptions opts;
     opts.reduceOp = gloo_op(spec.op);
-    finish(leaders_->allreduce(t, opts), "allreduce");
+    finish(leaders_->allreduce(t, opts), "allreduce", bytes);
     if (spec.average) scale(data, numel, dtype, world_size_, /*divide=*/true);
   }
   local_.broadcast(data, numel, dtype, /*root=*/0);
+  on_host(bytes);
 }
 
 void MultiHostCollectives::broadcast(void* data, size_t numel, c10::ScalarType dtype, int root) {
   std::vector<at::Tensor> t{host_view(data, numel, dtype)};
   c10d::BroadcastOptions opts;
   opts.rootRank = root;
-  finish(world_->broadcast(t, opts), "broadcast");
+  finish(world_->broadcast(t, opts), "broadcast", numel * c10::elementSize(dtype));
 }
 
 void MultiHostCollectives::allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype) {
@@ -75,7 +79,7 @@ void MultiHostCollectives::allgather(const void* in, void* out, size_t numel, c1
   std::vector<std::vector<at::Tensor>> outs(1);
   for (int r = 0; r < world_size_; ++r) outs[0].push_back(host_view(static_cast<char*>(out) + r * bytes, numel, dtype));
   std::vector<at::Tensor> ins{host_view(in, numel, dtype)};
-  finish(world_->allgather(outs, ins), "allgather");
+  finish(world_->allgather(outs, ins), "allgather", bytes * world_size_);
 }
 
 void MultiHostCollectives::reduce_scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype,
@@ -105,7 +109,7 @@ void MultiHostCollectives::gather(const void* in, void* out, size_t numel, c10::
   std::vector<at::Tensor> ins{host_view(in, numel, dtype)};
   c10d::GatherOptions opts;
   opts.rootRank = root;
-  finish(world_->gather(outs, ins, opts), "gather");
+  finish(world_->gather(outs, ins, opts), "gather", bytes);
 }
 
 void MultiHostCollectives::scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) {
@@ -118,7 +122,7 @@ void MultiHostCollectives::scatter(const void* in, void* out, size_t numel, c10:
   std::vector<at::Tensor> outs{host_view(out, numel, dtype)};
   c10d::ScatterOptions opts;
   opts.rootRank = root;
-  finish(world_->scatter(outs, ins, opts), "scatter");
+  finish(world_->scatter(outs, ins, opts), "scatter", bytes);
 }
 
 void MultiHostCollectives::alltoall(const std::vector<const char*>& send, const std::vector<size_t>& send_bytes,
@@ -135,7 +139,7 @@ void MultiHostCollectives::alltoall(const std::vector<const char*>& send, const 
   }
   for (size_t b : recv_bytes) out_splits.push_back(static_cast<int64_t>(b));
   at::Tensor in = host_view(packed.data(), total_send, at::kByte), out = host_view(unpacked.data(), total_recv, at::kByte);
-  finish(world_->alltoall_base(out, in, out_splits, in_splits), "alltoall");
+  finish(world_->alltoall_base(out, in, out_splits, in_splits), "alltoall", total_send);
   for (size_t s = 0, off = 0; s < recv.size(); off += recv_bytes[s], ++s) {
     if (recv_bytes[s]) std::memcpy(recv[s], unpacked.data() + off, recv_bytes[s]);
   }
@@ -143,11 +147,13 @@ void MultiHostCollectives::alltoall(const std::vector<const char*>& send, const 
 
 c10::intrusive_ptr<c10d::Work> MultiHostCollectives::send(at::Tensor& view, int dst, int tag) {
   std::vector<at::Tensor> t{view};
+  tcp_bytes_.fetch_add(view.nbytes());
   return world_->send(t, dst, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> MultiHostCollectives::recv(at::Tensor& view, int src, int tag) {
   std::vector<at::Tensor> t{view};
+  tcp_bytes_.fetch_add(view.nbytes());
   return world_->recv(t, src, tag);
 }
 

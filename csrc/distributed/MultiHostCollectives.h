@@ -10,6 +10,7 @@
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -41,14 +42,20 @@ class MultiHostCollectives : public HostCollectives {
   c10::intrusive_ptr<c10d::Work> send(at::Tensor& host_view, int dst, int tag);
   c10::intrusive_ptr<c10d::Work> recv(at::Tensor& host_view, int src, int tag);
 
+  // Bytes this rank handed to each transport (decision 8).
+  uint64_t tcp_bytes() const { return tcp_bytes_.load(); }
+  uint64_t shm_bytes() const { return shm_bytes_.load(); }
+
  private:
   // Waits for a Gloo call; its failure becomes a DistError naming the group.
-  void finish(const c10::intrusive_ptr<c10d::Work>& work, const char* what);
+  void finish(const c10::intrusive_ptr<c10d::Work>& work, const char* what, size_t bytes);
+  void on_host(size_t bytes) { shm_bytes_.fetch_add(bytes); }
 
   ShmCollectives& local_;
   int rank_, world_size_;
   c10::intrusive_ptr<c10d::Backend> world_, leaders_;
   std::string group_name_;
+  std::atomic<uint64_t> tcp_bytes_{0}, shm_bytes_{0};
 };
 
 // A CPU tensor over `numel` elements at `data` (which stays owned elsewhere).

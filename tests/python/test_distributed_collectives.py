@@ -78,7 +78,7 @@ dist.all_reduce(pre, op=dist._make_nccl_premul_sum(0.5))
 assert torch.equal(pre.cpu(), torch.full((4,), 0.5 * WORLD))
 dist.barrier()
 import torch_neuronx._distributed as nd
-assert nd.shm_bytes() > 0
+assert nd.shm_bytes() > 0 and nd.tcp_bytes() == 0  # one host: shared memory only
 print("checked", checked)
 dist.destroy_process_group()
 """

@@ -1,7 +1,9 @@
 """Two hosts made of network namespaces, two ranks each, launched by
 `torchrun --nnodes=2`: the group sees two hosts, and allreduce (hierarchical:
 shared memory on each host, Gloo over TCP between them), the other collectives,
-send / recv across hosts and an FSDP2 step give the single-host results."""
+send / recv across hosts and an FSDP2 step give the single-host results. The
+same script also runs with TORCH_NEURONX_HOST_ID splitting one machine into two
+hosts (no root needed)."""
 
 import os
 import subprocess
@@ -10,6 +12,7 @@ import sys
 import pytest
 
 import netns_hosts
+from dist_launch import assert_all_ok, launch
 
 SCRIPT = r'''
 import os, datetime, torch, torch.distributed as dist
@@ -66,6 +69,7 @@ model(data[4 * rank:4 * rank + 4].to("neuron")).square().mean().backward()
 torch.optim.SGD(model.parameters(), lr=0.1).step()
 for p, q in zip(model.parameters(), ref.parameters()):
     assert torch.allclose(p.full_tensor().cpu(), q.detach().cpu(), rtol=1e-5, atol=1e-6)
+assert nd.tcp_bytes() > 0 and nd.shm_bytes() > 0, (nd.tcp_bytes(), nd.shm_bytes())  # both transports moved data
 print("multihost ok", rank)
 dist.destroy_process_group()
 '''
@@ -98,3 +102,13 @@ def test_two_hosts_of_two_ranks_under_torchrun(tmp_path):
     for p, out in zip(procs, outs):
         assert p.returncode == 0, out[-5000:]
     assert sum(out.count("multihost ok") for out in outs) == 4, outs
+
+
+def test_host_id_override_splits_one_machine_into_two_hosts(tmp_path):
+    # Ranks 0, 1 and 2, 3 claim different hosts: the group goes over TCP between them.
+    code = SCRIPT.replace('dist.init_process_group("neuron", timeout=datetime.timedelta(seconds=60))',
+                          'os.environ["TORCH_NEURONX_HOST_ID"] = f"host{RANK // 2}"\ninit(timeout_s=60)')
+    code = code.replace('assert torch.neuron.current_device() == int(os.environ["LOCAL_RANK"])\n', '')
+    results = launch(code, 4, tmp_path)
+    assert_all_ok(results)
+    assert all("multihost ok" in r.stdout for r in results)
