@@ -65,6 +65,10 @@ def __getattr__(name: str):
         from ._random import _all_generators
 
         return _all_generators()
+    if name in ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen"):  # asked by Inductor
+        from .._compile import codegen_class
+
+        return codegen_class(name)
     raise AttributeError(f"module 'torch.neuron' has no attribute '{name}'")
 
 

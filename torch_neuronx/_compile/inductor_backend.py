@@ -1,0 +1,64 @@
+"""Inductor's backend for neuron: the CPU backend's C++ scheduling (vectorized,
+OpenMP-parallel loops over raw pointers), which is right for a device whose
+memory the host addresses, and a Python wrapper that calls those kernels the
+way the CPU wrapper does. Buffers are allocated on neuron by the wrapper
+(`empty_strided(..., device='neuron')`), so outputs live in neuron memory.
+
+Ordering: the wrapper first waits for the current neuron stream (queued
+eager work that produced the inputs), then runs the kernels on the calling
+thread; in the emulator's default inline queue mode that wait is free."""
+
+import torch
+from torch._inductor.codegen.common import DeviceOpOverrides
+from torch._inductor.codegen.cpp import CppScheduling
+from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
+from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+from torch._inductor.virtualized import V
+
+
+class NeuronScheduling(CppScheduling):
+    """CppScheduling, for neuron buffers."""
+
+
+class NeuronWrapper(PythonWrapperCodegen):
+    @staticmethod
+    def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
+        if is_subgraph:
+            return PythonWrapperCodegen.create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures)
+        return NeuronWrapper()
+
+    def write_args(self, input_names) -> None:
+        super().write_args(input_names)  # inside call(): the arguments are unpacked, then
+        self.prefix.writeline("torch.neuron.current_stream().synchronize()  # inputs written by queued work")
+
+    def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True, **kwargs):
+        device = device or V.graph.get_current_device_or_throw()
+        if not triton and device.type == "neuron":  # a C++ kernel: a plain call, as on the CPU
+            self.writeline(self.wrap_kernel_call(kernel_name, call_args))
+            return
+        super()._generate_kernel_call_helper(kernel_name, call_args, device=device, triton=triton, **kwargs)
+
+
+class NeuronCppWrapper(CppWrapperCpu):
+    """The CPU C++ wrapper (cpp_wrapper=True / AOTInductor)."""
+
+    @staticmethod
+    def create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures=None):
+        return NeuronCppWrapper()
+
+
+class NeuronDeviceOpOverrides(DeviceOpOverrides):
+    def import_get_raw_stream_as(self, name: str) -> str:
+        return f"def {name}(_):\n    return 0\n"
+
+    def set_device(self, device_idx: int) -> str:
+        return f"torch.neuron.set_device({device_idx})"
+
+    def synchronize(self) -> str:
+        return "torch.neuron.synchronize()"
+
+    def device_guard(self, device_idx: int) -> str:
+        return f"torch.neuron.device({device_idx})"
+
+    def cpp_kernel_type(self) -> str:
+        return "void*"
