@@ -61,3 +61,26 @@ def test_compiled_graph_waits_for_queued_work_on_the_current_stream():
         y = f(x)
     s.synchronize()
     assert torch.equal(y.cpu(), torch.full((1 << 16,), 7.0))
+
+
+def test_metrics_count_graphs_kernels_recompilations_and_graph_breaks():
+    import torch_neuronx
+    torch_neuronx.reset_dynamo_metrics()
+
+    def f(a):
+        b = a.sin() + 1
+        print("graph break")  # dynamo cannot trace print: two graphs
+        return b.cos() * 2
+
+    compiled = torch.compile(f, backend="neuron", dynamic=False)
+    compiled(torch.randn(4, device="neuron"))
+    m = torch_neuronx.get_dynamo_metrics()
+    assert m["graphs_compiled"] == 2 and m["kernels_generated"] >= 2, m
+    assert m["graph_breaks"] >= 1 and m["recompilations"] == 0, m
+    compiled(torch.randn(4, device="neuron"))  # same shape: no recompilation
+    assert torch_neuronx.get_dynamo_metrics()["recompilations"] == 0
+    compiled(torch.randn(6, device="neuron"))  # a new static shape recompiles, with its reason
+    m = torch_neuronx.get_dynamo_metrics()
+    assert m["recompilations"] >= 1 and any("size" in r for r in m["recompile_reasons"]), m
+    torch_neuronx.reset_dynamo_metrics()
+    assert torch_neuronx.get_dynamo_metrics()["graphs_compiled"] == 0

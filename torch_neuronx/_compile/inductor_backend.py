@@ -15,6 +15,8 @@ from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 from torch._inductor.virtualized import V
 
+from .metrics import count_graph
+
 
 class NeuronScheduling(CppScheduling):
     """CppScheduling, for neuron buffers."""
@@ -26,6 +28,15 @@ class NeuronWrapper(PythonWrapperCodegen):
         if is_subgraph:
             return PythonWrapperCodegen.create(is_subgraph, subgraph_name, parent_wrapper, partition_signatures)
         return NeuronWrapper()
+
+    def define_kernel(self, kernel_name, kernel_body, metadata=None, gpu=True, cpp_definition=None):
+        self._neuron_kernels = getattr(self, "_neuron_kernels", 0) + 1
+        super().define_kernel(kernel_name, kernel_body, metadata, gpu, cpp_definition)
+
+    def generate(self, is_inference):
+        result = super().generate(is_inference)
+        count_graph(getattr(self, "_neuron_kernels", 0))
+        return result
 
     def write_args(self, input_names) -> None:
         super().write_args(input_names)  # inside call(): the arguments are unpacked, then

@@ -1,0 +1,52 @@
+"""Compile metrics (`torch_neuronx.get_dynamo_metrics()`): what dynamo and
+Inductor did since the last reset. Graph and kernel counts for neuron come
+from this backend's wrapper code generation (one count per graph Inductor
+generated code for, and per C++ kernel it defined); graph breaks, cache hits
+and recompilations with their reasons come from dynamo's own counters and
+compilation records. Nothing here imports dynamo until it is asked."""
+
+import sys
+from collections import Counter
+
+_neuron = {"graphs": 0, "kernels": 0}
+_kernels_per_graph: list[int] = []
+
+
+def count_graph(kernels: int) -> None:
+    """Called by the wrapper once per generated graph."""
+    _neuron["graphs"] += 1
+    _neuron["kernels"] += kernels
+    _kernels_per_graph.append(kernels)
+
+
+def get_dynamo_metrics() -> dict:
+    """graphs_compiled (Inductor graphs for neuron, forward and backward count
+    separately), kernels_generated and kernels_per_graph, frames_compiled
+    (dynamo graphs, any device), recompilations and recompile_reasons,
+    graph_breaks and graph_break_reasons, cache_hits and cache_misses
+    (Inductor's FX graph cache)."""
+    metrics = {"graphs_compiled": _neuron["graphs"], "kernels_generated": _neuron["kernels"],
+               "kernels_per_graph": list(_kernels_per_graph), "frames_compiled": 0, "recompilations": 0,
+               "recompile_reasons": [], "graph_breaks": 0, "graph_break_reasons": {}, "cache_hits": 0,
+               "cache_misses": 0}
+    if "torch._dynamo" not in sys.modules:  # nothing was compiled
+        return metrics
+    from torch._dynamo.utils import counters, get_compilation_metrics
+
+    breaks = Counter(counters["graph_break"])
+    reasons = [m.recompile_reason for m in get_compilation_metrics() if m.recompile_reason]
+    metrics.update(frames_compiled=counters["stats"]["unique_graphs"], recompilations=len(reasons),
+                   recompile_reasons=reasons, graph_breaks=sum(breaks.values()), graph_break_reasons=dict(breaks),
+                   cache_hits=counters["inductor"]["fxgraph_cache_hit"],
+                   cache_misses=counters["inductor"]["fxgraph_cache_miss"])
+    return metrics
+
+
+def reset_dynamo_metrics() -> None:
+    _neuron.update(graphs=0, kernels=0)
+    _kernels_per_graph.clear()
+    if "torch._dynamo" in sys.modules:
+        from torch._dynamo.utils import clear_compilation_metrics, counters
+
+        counters.clear()
+        clear_compilation_metrics()
