@@ -84,3 +84,65 @@ def test_metrics_count_graphs_kernels_recompilations_and_graph_breaks():
     assert m["recompilations"] >= 1 and any("size" in r for r in m["recompile_reasons"]), m
     torch_neuronx.reset_dynamo_metrics()
     assert torch_neuronx.get_dynamo_metrics()["graphs_compiled"] == 0
+
+
+def test_compiled_conv_net_forward_and_backward_equal_eager_in_float32_and_bfloat16():
+    for dtype, tol in ((torch.float32, 1e-4), (torch.bfloat16, 3e-2)):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                                  torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(8 * 4 * 4, 5))
+        net = net.to("neuron", dtype)
+        x = torch.randn(2, 3, 8, 8, generator=torch.Generator().manual_seed(1)).to("neuron", dtype)
+        compiled = torch.compile(net, backend="neuron")
+        out = compiled(x)
+        out.float().square().sum().backward()
+        grads = [p.grad.clone() for p in net.parameters()]
+        net.zero_grad()
+        ref = net(x)
+        ref.float().square().sum().backward()
+        torch.testing.assert_close(out.float().cpu(), ref.float().cpu(), rtol=tol, atol=tol)
+        for g, p in zip(grads, net.parameters()):
+            torch.testing.assert_close(g.float().cpu(), p.grad.float().cpu(), rtol=tol, atol=tol * 10)
+
+
+def test_a_compiled_training_loop_with_adamw_matches_eager_for_ten_steps():
+    def run(compiled: bool):
+        model = mlp()
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        step_model = torch.compile(model, backend="neuron") if compiled else model
+        losses = []
+        for step in range(10):
+            x = torch.randn(8, 8, generator=torch.Generator().manual_seed(step)).to("neuron")
+            loss = step_model(x).square().mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            losses.append(loss.item())
+        return losses
+
+    eager, compiled = run(False), run(True)
+    assert all(abs(a - b) <= 1e-4 * abs(b) + 1e-6 for a, b in zip(compiled, eager)), (compiled, eager)
+    assert compiled[-1] < compiled[0]
+
+
+CACHED_RUN = """
+import json, time, torch, torch_neuronx
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU(), torch.nn.Linear(32, 4)).to("neuron")
+start = time.perf_counter()
+torch.compile(model, backend="neuron")(torch.randn(4, 8, device="neuron"))
+m = torch_neuronx.get_dynamo_metrics()
+print(json.dumps({"seconds": time.perf_counter() - start, "hits": m["cache_hits"], "misses": m["cache_misses"]}))
+"""
+
+
+def test_the_compile_cache_persists_across_processes(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
+    runs = [json.loads(subprocess.run([sys.executable, "-c", CACHED_RUN], env=env, capture_output=True, text=True,
+                                      check=True, timeout=300).stdout.strip().splitlines()[-1]) for _ in range(2)]
+    assert runs[0]["hits"] == 0 and runs[0]["misses"] >= 1, runs
+    assert runs[1]["hits"] >= 1 and runs[1]["misses"] == 0, runs  # the second process compiled nothing anew

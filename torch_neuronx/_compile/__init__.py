@@ -15,6 +15,7 @@ def register() -> None:
     global _registered
     if _registered:
         return
+    import torch
     from torch._dynamo.device_interface import register_interface_for_device
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
@@ -29,6 +30,12 @@ def register() -> None:
     inductor_config.loop_reindexing_after_fusion = False
     inductor_config.loop_index_inversion_in_fusion = False
     inductor_config.loop_ordering_after_fusion = False
+    # Inductor maps every device type it does not know to `cuda_backend` when
+    # it asks which code generator a kernel has ("triton" by default), and
+    # then treats bfloat16 loads the Triton way. Neuron's is C++. Only safe
+    # where no CUDA device shares the process, as in torch's CPU build.
+    if not torch.cuda.is_available():
+        inductor_config.cuda_backend = "cpp"
 
     register_interface_for_device("neuron", NeuronInterface)
     register_device_op_overrides("neuron", NeuronDeviceOpOverrides())
