@@ -146,3 +146,15 @@ def test_the_compile_cache_persists_across_processes(tmp_path):
                                       check=True, timeout=300).stdout.strip().splitlines()[-1]) for _ in range(2)]
     assert runs[0]["hits"] == 0 and runs[0]["misses"] >= 1, runs
     assert runs[1]["hits"] >= 1 and runs[1]["misses"] == 0, runs  # the second process compiled nothing anew
+
+
+def test_accelerate_dynamo_backend_neuron_compiles_with_this_backend():
+    import torch_neuronx
+    from accelerate import Accelerator
+    torch_neuronx.reset_dynamo_metrics()
+    acc = Accelerator(dynamo_backend="neuron")  # DynamoBackend.NEURON
+    assert acc.device.type == "neuron"
+    model = acc.prepare(mlp())
+    out = model(torch.randn(3, 8, device=acc.device))
+    assert out.device.type == "neuron"
+    assert torch_neuronx.get_dynamo_metrics()["graphs_compiled"] >= 1
