@@ -74,19 +74,21 @@ def register() -> None:
     dist.Backend.register_backend("neuron", _create_backend, extended_api=True, devices=["neuron"])
 
 
+def _neuron_backend(group):
+    pg = dist.distributed_c10d._get_default_group() if group is None else group
+    return pg._get_backend(torch.device("neuron"))
+
+
 def host_count(group=None) -> int:
     """Hosts the ranks of `group` (default: the world) are on."""
-    backend = dist.distributed_c10d._get_default_group() if group is None else group
-    return _C._process_group_host_count(backend._get_backend(torch.device("neuron")))
+    return _C._process_group_host_count(_neuron_backend(group))
 
 
 def tcp_bytes(group=None) -> int:
     """Bytes this rank handed to the TCP transport (Gloo, between hosts) in `group`."""
-    backend = dist.distributed_c10d._get_default_group() if group is None else group
-    return _C._process_group_tcp_bytes(backend._get_backend(torch.device("neuron")))
+    return _C._process_group_tcp_bytes(_neuron_backend(group))
 
 
 def shm_bytes(group=None) -> int:
     """Bytes this rank moved through shared memory in `group` (default: the world)."""
-    backend = dist.distributed_c10d._get_default_group() if group is None else group
-    return _C._process_group_shm_bytes(backend._get_backend(torch.device("neuron")))
+    return _C._process_group_shm_bytes(_neuron_backend(group))

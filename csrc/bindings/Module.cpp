@@ -107,19 +107,14 @@ PYBIND11_MODULE(_C, m) {
                              })
       // Only the new group's members rendezvous: the others have nothing to do.
       .def("perform_nocolor_split", [](ProcessGroupNeuron&, const c10::Device&) {});
-  m.def("_process_group_host_count", [](const c10::intrusive_ptr<c10d::Backend>& backend) {
+  // Counters of a group's neuron backend (what dist.ProcessGroup._get_backend gives).
+  using BackendPtr = c10::intrusive_ptr<c10d::Backend>;
+  static auto as_neuron = [](const BackendPtr& backend) -> ProcessGroupNeuron& {
     auto* pg = dynamic_cast<ProcessGroupNeuron*>(backend.get());
     TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());
-    return pg->host_count();
-  });
-  m.def("_process_group_tcp_bytes", [](const c10::intrusive_ptr<c10d::Backend>& backend) {
-    auto* pg = dynamic_cast<ProcessGroupNeuron*>(backend.get());
-    TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());
-    return pg->tcp_bytes();
-  });
-  m.def("_process_group_shm_bytes", [](const c10::intrusive_ptr<c10d::Backend>& backend) {
-    auto* pg = dynamic_cast<ProcessGroupNeuron*>(backend.get());
-    TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());
-    return pg->shm_bytes();
-  });
+    return *pg;
+  };
+  m.def("_process_group_host_count", [](const BackendPtr& b) { return as_neuron(b).host_count(); });
+  m.def("_process_group_tcp_bytes", [](const BackendPtr& b) { return as_neuron(b).tcp_bytes(); });
+  m.def("_process_group_shm_bytes", [](const BackendPtr& b) { return as_neuron(b).shm_bytes(); });
 }

@@ -36,7 +36,7 @@ MultiHostCollectives::MultiHostCollectives(ShmCollectives& local, int rank, int 
     : local_(local), rank_(rank), world_size_(world_size), world_(std::move(world)), leaders_(std::move(leaders)),
       group_name_(std::move(group_name)) {}
 
-void MultiHostCollectives::finish(const c10::intrusive_ptr<c10d::Work>& work, const char* what, size_t bytes) {
+void MultiHostCollectives::wait_for(const c10::intrusive_ptr<c10d::Work>& work, const char* what, size_t bytes) {
   tcp_bytes_.fetch_add(bytes);
   try {
     work->wait();
@@ -47,7 +47,7 @@ void MultiHostCollectives::finish(const c10::intrusive_ptr<c10d::Work>& work, co
 
 void MultiHostCollectives::barrier() {
   local_.barrier();
-  finish(world_->barrier(), "barrier", 0);
+  wait_for(world_->barrier(), "barrier", 0);
 }
 
 void MultiHostCollectives::allreduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) {
@@ -60,7 +60,7 @@ void MultiHostCollectives::allreduce(void* data, size_t numel, c10::ScalarType d
     std::vector<at::Tensor> t{host_view(data, numel, dtype)};
     c10d::AllreduceOptions opts;
     opts.reduceOp = gloo_op(spec.op);
-    finish(leaders_->allreduce(t, opts), "allreduce", bytes);
+    wait_for(leaders_->allreduce(t, opts), "allreduce", bytes);
     if (spec.average) scale(data, numel, dtype, world_size_, /*divide=*/true);
   }
   local_.broadcast(data, numel, dtype, /*root=*/0);
@@ -71,7 +71,7 @@ void MultiHostCollectives::broadcast(void* data, size_t numel, c10::ScalarType d
   std::vector<at::Tensor> t{host_view(data, numel, dtype)};
   c10d::BroadcastOptions opts;
   opts.rootRank = root;
-  finish(world_->broadcast(t, opts), "broadcast", numel * c10::elementSize(dtype));
+  wait_for(world_->broadcast(t, opts), "broadcast", numel * c10::elementSize(dtype));
 }
 
 void MultiHostCollectives::allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype) {
@@ -79,7 +79,7 @@ void MultiHostCollectives::allgather(const void* in, void* out, size_t numel, c1
   std::vector<std::vector<at::Tensor>> outs(1);
   for (int r = 0; r < world_size_; ++r) outs[0].push_back(host_view(static_cast<char*>(out) + r * bytes, numel, dtype));
   std::vector<at::Tensor> ins{host_view(in, numel, dtype)};
-  finish(world_->allgather(outs, ins), "allgather", bytes * world_size_);
+  wait_for(world_->allgather(outs, ins), "allgather", bytes * world_size_);
 }
 
 void MultiHostCollectives::reduce_scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype,
@@ -109,7 +109,7 @@ void MultiHostCollectives::gather(const void* in, void* out, size_t numel, c10::
   std::vector<at::Tensor> ins{host_view(in, numel, dtype)};
   c10d::GatherOptions opts;
   opts.rootRank = root;
-  finish(world_->gather(outs, ins, opts), "gather", bytes);
+  wait_for(world_->gather(outs, ins, opts), "gather", bytes);
 }
 
 void MultiHostCollectives::scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) {
@@ -122,7 +122,7 @@ void MultiHostCollectives::scatter(const void* in, void* out, size_t numel, c10:
   std::vector<at::Tensor> outs{host_view(out, numel, dtype)};
   c10d::ScatterOptions opts;
   opts.rootRank = root;
-  finish(world_->scatter(outs, ins, opts), "scatter", bytes);
+  wait_for(world_->scatter(outs, ins, opts), "scatter", bytes);
 }
 
 void MultiHostCollectives::alltoall(const std::vector<const char*>& send, const std::vector<size_t>& send_bytes,
@@ -139,7 +139,7 @@ void MultiHostCollectives::alltoall(const std::vector<const char*>& send, const 
   }
   for (size_t b : recv_bytes) out_splits.push_back(static_cast<int64_t>(b));
   at::Tensor in = host_view(packed.data(), total_send, at::kByte), out = host_view(unpacked.data(), total_recv, at::kByte);
-  finish(world_->alltoall_base(out, in, out_splits, in_splits), "alltoall", total_send);
+  wait_for(world_->alltoall_base(out, in, out_splits, in_splits), "alltoall", total_send);
   for (size_t s = 0, off = 0; s < recv.size(); off += recv_bytes[s], ++s) {
     if (recv_bytes[s]) std::memcpy(recv[s], unpacked.data() + off, recv_bytes[s]);
   }

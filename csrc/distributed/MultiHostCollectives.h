@@ -42,13 +42,15 @@ class MultiHostCollectives : public HostCollectives {
   c10::intrusive_ptr<c10d::Work> send(at::Tensor& host_view, int dst, int tag);
   c10::intrusive_ptr<c10d::Work> recv(at::Tensor& host_view, int src, int tag);
 
+  // Waits for a Gloo call (counting `bytes` as sent over TCP); its failure
+  // becomes a DistError naming the group and `what`.
+  void wait_for(const c10::intrusive_ptr<c10d::Work>& work, const char* what, size_t bytes);
+
   // Bytes this rank handed to each transport (decision 8).
   uint64_t tcp_bytes() const { return tcp_bytes_.load(); }
   uint64_t shm_bytes() const { return shm_bytes_.load(); }
 
  private:
-  // Waits for a Gloo call; its failure becomes a DistError naming the group.
-  void finish(const c10::intrusive_ptr<c10d::Work>& work, const char* what, size_t bytes);
   void on_host(size_t bytes) { shm_bytes_.fetch_add(bytes); }
 
   ShmCollectives& local_;

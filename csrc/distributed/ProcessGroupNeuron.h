@@ -122,8 +122,8 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
                                          uint64_t bytes);
   void worker_loop();
   void track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work);
-  c10::intrusive_ptr<c10d::Work> between_hosts(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer,
-                                               int tag);
+  c10::intrusive_ptr<c10d::Work> point_to_point(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer,
+                                                int tag);
 
   // This host's ranks of the group, rendezvousing through `store`.
   std::unique_ptr<dist::ShmCollectives> join_host_segment(const c10::intrusive_ptr<c10d::Store>& store, int rank,

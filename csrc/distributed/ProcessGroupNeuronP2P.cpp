@@ -35,54 +35,39 @@ void check_peer(int peer, int me, int world, const char* what) {
 }  // namespace
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::send(std::vector<at::Tensor>& tensors, int dst_rank, int tag) {
-  at::Tensor t = single(tensors, "send");
-  check_peer(dst_rank, getRank(), getSize(), "send");
-  wait_for_producers(tensors);
-  if (multi_) return between_hosts(c10d::OpType::SEND, tensors, dst_rank, tag);
-  auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), c10d::OpType::SEND, tensors);
-  try {
-    p2p_->post_send(dst_rank, t.data_ptr(), t.nbytes(), static_cast<int32_t>(t.scalar_type()), tag, completer(work));
-  } catch (const dist::DistError& e) {
-    TORCH_CHECK_WITH(DistBackendError, false, e.what());
-  }
-  shm_bytes_.fetch_add(t.nbytes());
-  track_if_coalescing(work);
-  return work;
+  return point_to_point(c10d::OpType::SEND, tensors, dst_rank, tag);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::recv(std::vector<at::Tensor>& tensors, int src_rank, int tag) {
-  at::Tensor t = single(tensors, "recv");
-  check_peer(src_rank, getRank(), getSize(), "recv");
-  wait_for_producers(tensors);  // earlier readers of the buffer are done
-  if (multi_) return between_hosts(c10d::OpType::RECV, tensors, src_rank, tag);
-  auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), c10d::OpType::RECV, tensors);
+  return point_to_point(c10d::OpType::RECV, tensors, src_rank, tag);
+}
+
+// On one host the transfer is posted to the progress thread; between hosts it
+// is posted to Gloo at once (so any interleaving of isend / irecv completes)
+// and the returned Work waits for it on the worker, after earlier collectives.
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::point_to_point(c10d::OpType type, std::vector<at::Tensor>& tensors,
+                                                                  int peer, int tag) {
+  const bool sending = type == c10d::OpType::SEND;
+  const char* what = sending ? "send" : "recv";
+  at::Tensor t = single(tensors, what);
+  check_peer(peer, getRank(), getSize(), what);
+  wait_for_producers(tensors);  // a send's data is written; a recv's earlier readers are done
+  if (multi_) {
+    at::Tensor view = dist::host_view(t.data_ptr(), t.numel(), t.scalar_type());
+    c10::intrusive_ptr<c10d::Work> posted = sending ? multi_->send(view, peer, tag) : multi_->recv(view, peer, tag);
+    return enqueue(type, tensors, [this, posted, view, what] { multi_->wait_for(posted, what, 0); }, 0);
+  }
+  auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), type, tensors);
+  const auto dtype = static_cast<int32_t>(t.scalar_type());
   try {
-    p2p_->post_recv(src_rank, t.data_ptr(), t.nbytes(), static_cast<int32_t>(t.scalar_type()), tag, completer(work));
+    if (sending) p2p_->post_send(peer, t.data_ptr(), t.nbytes(), dtype, tag, completer(work));
+    else p2p_->post_recv(peer, t.data_ptr(), t.nbytes(), dtype, tag, completer(work));
   } catch (const dist::DistError& e) {
     TORCH_CHECK_WITH(DistBackendError, false, e.what());
   }
   shm_bytes_.fetch_add(t.nbytes());
   track_if_coalescing(work);
   return work;
-}
-
-// Posted to Gloo at once (so any interleaving of isend / irecv completes);
-// the returned Work waits for it on the worker, after earlier collectives.
-c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::between_hosts(c10d::OpType type, std::vector<at::Tensor>& tensors,
-                                                                 int peer, int tag) {
-  const at::Tensor& t = tensors[0];
-  at::Tensor view = dist::host_view(t.data_ptr(), t.numel(), t.scalar_type());
-  c10::intrusive_ptr<c10d::Work> posted =
-      type == c10d::OpType::SEND ? multi_->send(view, peer, tag) : multi_->recv(view, peer, tag);
-  const char* what = type == c10d::OpType::SEND ? "send" : "recv";
-  return enqueue(type, tensors, [posted, view, what, this] {
-    try {
-      posted->wait();
-    } catch (const std::exception& e) {
-      throw dist::DistError("neuron process group '" + group_name_ + "', " + what + " between hosts (gloo): " +
-                            e.what());
-    }
-  }, 0);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::recvAnysource(std::vector<at::Tensor>&, int) {

@@ -198,16 +198,17 @@ void ShmPointToPoint::finish(Peer& peer, bool send, std::exception_ptr err) {
   finished_.push_back(std::move(op->done));
 }
 
+ShmPointToPoint::Op* ShmPointToPoint::front(Peer& peer, bool send) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& fifo = send ? peer.sends : peer.recvs;
+  return fifo.empty() ? nullptr : fifo.front().get();
+}
+
 void ShmPointToPoint::fail_stalled(std::chrono::steady_clock::time_point now) {
   for (int r = 0; r < group_.world(); ++r) {
     Peer& peer = peers_[r];
     for (bool send : {true, false}) {
-      Op* head = nullptr;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        auto& fifo = send ? peer.sends : peer.recvs;
-        if (!fifo.empty()) head = fifo.front().get();
-      }
+      Op* head = front(peer, send);
       if (!head) continue;
       std::string why;
       if (group_.rank_exited(r)) {
@@ -225,14 +226,7 @@ void ShmPointToPoint::fail_stalled(std::chrono::steady_clock::time_point now) {
       }
       finish(peer, send, error(describe(*head) + ": " + why));
       // Ops queued behind a message that broke off mid-transfer cannot match.
-      while (mid_transfer) {
-        Op* next = nullptr;
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          auto& fifo = send ? peer.sends : peer.recvs;
-          if (!fifo.empty()) next = fifo.front().get();
-        }
-        if (!next) break;
+      while (Op* next = mid_transfer ? front(peer, send) : nullptr) {
         finish(peer, send, error(describe(*next) + ": an earlier message failed: " + why));
       }
     }

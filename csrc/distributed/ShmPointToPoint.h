@@ -56,6 +56,8 @@ class ShmPointToPoint {
   // Moves what the ring allows; true if any byte moved.
   bool progress_send(Op& op);
   bool progress_recv(Op& op);
+  // The oldest pending send (or recv) to / from `peer`, or null.
+  Op* front(Peer& peer, bool send);
   void fail_stalled(std::chrono::steady_clock::time_point now);
   void finish(Peer& peer, bool send, std::exception_ptr error);
   std::string describe(const Op& op) const;
