@@ -158,3 +158,68 @@ def test_accelerate_dynamo_backend_neuron_compiles_with_this_backend():
     out = model(torch.randn(3, 8, device=acc.device))
     assert out.device.type == "neuron"
     assert torch_neuronx.get_dynamo_metrics()["graphs_compiled"] >= 1
+
+
+def test_static_shapes_by_default_and_dynamic_true_honoured():
+    import torch_neuronx
+
+    def f(a):
+        return (a.sin() + 1).sum()
+
+    for dynamic, graphs in ((None, 3), (True, 1)):
+        torch._dynamo.reset()
+        torch_neuronx.reset_dynamo_metrics()
+        compiled = torch.compile(f, backend="neuron", dynamic=dynamic)
+        for n in (4, 6, 8):
+            x = torch.randn(n, device="neuron")
+            torch.testing.assert_close(compiled(x).cpu(), f(x).cpu())
+        m = torch_neuronx.get_dynamo_metrics()
+        # static: each new size is a new graph (not an automatically dynamic one), with its reason
+        assert m["graphs_compiled"] == graphs and m["recompilations"] == graphs - 1, (dynamic, m)
+        assert all("size" in r for r in m["recompile_reasons"]), m
+
+
+def _register_an_op_inductor_cannot_lower():
+    """A custom op (eager kernel and fake kernel) whose Inductor lowering raises,
+    as a lowering with no NeuronCore implementation would."""
+    from torch._inductor.lowering import register_lowering
+
+    if hasattr(torch.ops, "neuron_test") and hasattr(torch.ops.neuron_test, "twice"):
+        return torch.ops.neuron_test.twice
+
+    @torch.library.custom_op("neuron_test::twice", mutates_args=())
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    @twice.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    @register_lowering(torch.ops.neuron_test.twice.default)
+    def _(x):
+        raise NotImplementedError("no NeuronCore kernel for twice")
+
+    return torch.ops.neuron_test.twice
+
+
+def test_a_graph_inductor_cannot_compile_names_the_op_or_runs_eagerly_when_opted_in(monkeypatch):
+    import torch_neuronx
+    twice = _register_an_op_inductor_cannot_lower()
+
+    def f(a):
+        return twice(a.cos()) + 1
+
+    x = torch.randn(6, device="neuron")
+    with pytest.raises(Exception, match=r"op neuron_test\.twice\.default: .*no NeuronCore kernel for twice") as info:
+        torch.compile(f, backend="neuron")(x)
+    assert "TORCH_NEURONX_COMPILE_FALLBACK=1" in str(info.value)  # says what to do
+    for opt_in in ({"options": {"eager_fallback": True}}, {}):
+        torch._dynamo.reset()
+        torch_neuronx.reset_dynamo_metrics()
+        if not opt_in:
+            monkeypatch.setenv("TORCH_NEURONX_COMPILE_FALLBACK", "1")
+        with pytest.warns(RuntimeWarning, match="running one compiled graph eagerly"):
+            out = torch.compile(f, backend="neuron", **opt_in)(x)
+        torch.testing.assert_close(out.cpu(), (x.cos() * 2 + 1).cpu())
+        m = torch_neuronx.get_dynamo_metrics()
+        assert m["eager_fallbacks"] == 1 and "neuron_test.twice.default" in m["eager_fallback_reasons"][0], m

@@ -1,10 +1,29 @@
 """The named compile backend `neuron` (`torch.compile(model, backend="neuron")`,
-found by dynamo through the `torch_dynamo_backends` entry point): Inductor,
-with the `mode=` and `options=` that torch.compile forwards to a named
-backend. Modes are Inductor's; "reduce-overhead" asks for CUDA graphs, which
-NeuronCores do not have here, so it compiles like the default mode."""
+found by dynamo through the `torch_dynamo_backends` entry point): Inductor set
+up for NeuronCores.
+
+- Static shapes by default: a new input shape is a new graph (reported by
+  `get_dynamo_metrics()` with its recompile reason), never an automatically
+  dynamic one. `dynamic=False` and `dynamic=True` are honoured as given.
+- `mode=` and `options=` are Inductor's; "reduce-overhead" asks for CUDA
+  graphs, which NeuronCores do not have here, so it compiles like the default
+  mode. `options={"eager_fallback": True}` (or TORCH_NEURONX_COMPILE_FALLBACK=1)
+  runs a graph Inductor cannot compile eagerly instead of raising.
+- A failure names the op and the reason (`NeuronCompileError`)."""
 
 import torch
+
+from .failure import FALLBACK_OPTION, NeuronCompileError, describe, eager_fallback, fallback_enabled
+
+
+def _static_shapes_by_default() -> None:
+    """Turns off dynamo's automatic dynamic shapes, which would make the second
+    shape seen by a frame symbolic. A frame's first compile is always static,
+    so switching it off when the backend first compiles covers every later
+    recompile. Dynamo has no per-backend form of this setting (torch.compile
+    wraps a named backend without its `backend_ctx_ctor`), so it applies to the
+    process; `dynamic=True` still asks for dynamic graphs explicitly."""
+    torch._dynamo.config.automatic_dynamic_shapes = False
 
 
 def neuron(gm, example_inputs, mode=None, options=None):
@@ -14,10 +33,14 @@ def neuron(gm, example_inputs, mode=None, options=None):
     from . import register
 
     register()
+    _static_shapes_by_default()
     patches = dict(list_mode_options(mode)) if mode else {}
     patches.pop("triton.cudagraphs", None)  # no CUDA graphs on neuron
     patches.update(options or {})
-    return compile_fx(gm, example_inputs, config_patches=patches)
-
-
-del torch
+    fallback = fallback_enabled(patches.pop(FALLBACK_OPTION, None))
+    try:
+        return compile_fx(gm, example_inputs, config_patches=patches)
+    except Exception as exc:  # Inductor's failures have no common base class
+        if fallback:
+            return eager_fallback(gm, exc)
+        raise NeuronCompileError(*describe(exc)) from exc
