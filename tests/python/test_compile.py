@@ -213,6 +213,7 @@ def test_a_graph_inductor_cannot_compile_names_the_op_or_runs_eagerly_when_opted
     with pytest.raises(Exception, match=r"op neuron_test\.twice\.default: .*no NeuronCore kernel for twice") as info:
         torch.compile(f, backend="neuron")(x)
     assert "TORCH_NEURONX_COMPILE_FALLBACK=1" in str(info.value)  # says what to do
+    del info  # its traceback holds this frame, and with it x: a cycle that only gc would free
     for opt_in in ({"options": {"eager_fallback": True}}, {}):
         torch._dynamo.reset()
         torch_neuronx.reset_dynamo_metrics()

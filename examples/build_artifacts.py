@@ -1,0 +1,117 @@
+"""Builds the local Hugging Face artifacts the examples and the demo use, since
+no machine here reaches a model hub:
+
+- `<out>/tokenizer`: a byte-level BPE tokenizer trained here (tokenizers) with
+  Qwen-style chat special tokens and a chat template;
+- `<out>/qwen3-tiny` and `<out>/llama-tiny`: small random-weight causal LMs
+  (Qwen3- and Llama-style) saved as ordinary model directories with that
+  tokenizer;
+- `<out>/qa-chat`: a chat dataset in UltraChat's format (a `messages` column;
+  splits `train_sft` and `test_sft`) saved as parquet files that
+  `datasets.load_dataset(path, split="train_sft")` reads. The conversations
+  are short arithmetic questions and answers: a task a tiny model learns in
+  minutes.
+
+Run: .venv/bin/python examples/build_artifacts.py [--out build/artifacts]
+Rebuilding is deterministic (fixed seeds) and skipped when the outputs exist
+(pass --force to rebuild).
+"""
+
+import argparse
+import random
+from pathlib import Path
+
+SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+
+
+def qa_pairs(count: int, seed: int) -> list[tuple[str, str]]:
+    """Questions like "What is 3 plus 4?" with answers like "3 plus 4 is 7."."""
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(count):
+        a, b = rng.randint(0, 9), rng.randint(0, 9)
+        if rng.random() < 0.5:
+            pairs.append((f"What is {a} plus {b}?", f"{a} plus {b} is {a + b}."))
+        else:
+            pairs.append((f"Spell the number {a}.", f"{a} is spelled {NUMBER_WORDS[a]}."))
+    return pairs
+
+
+def conversations(count: int, seed: int) -> list[dict]:
+    return [{"prompt": q, "messages": [{"role": "user", "content": q}, {"role": "assistant", "content": a}]}
+            for q, a in qa_pairs(count, seed)]
+
+
+def build_tokenizer(out: Path, texts: list[str]):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=384, special_tokens=SPECIAL,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(texts, trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   bos_token=None, unk_token=None, model_max_length=1024)
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(out)
+    return fast
+
+
+def build_model(arch: str, tokenizer, out: Path) -> None:
+    import torch
+    import transformers
+
+    common = dict(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=4,
+                  num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_position_embeddings=1024,
+                  bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                  tie_word_embeddings=True, initializer_range=0.05)
+    config = {"qwen3": transformers.Qwen3Config, "llama": transformers.LlamaConfig}[arch](**common)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config)
+    model.generation_config = transformers.GenerationConfig(eos_token_id=tokenizer.eos_token_id,
+                                                            pad_token_id=tokenizer.pad_token_id)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+
+
+def build_dataset(out: Path, rows: list[dict]) -> None:
+    from datasets import Dataset
+
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    split = len(rows) * 9 // 10
+    for name, part in (("train_sft", rows[:split]), ("test_sft", rows[split:])):
+        Dataset.from_list(part).to_parquet(str(out / "data" / f"{name}-00000-of-00001.parquet"))
+
+
+def main(argv=None) -> Path:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="build/artifacts", type=Path)
+    parser.add_argument("--force", action="store_true")
+    args = parser.parse_args(argv)
+    out = args.out
+    done = out / ".complete"
+    if done.exists() and not args.force:
+        print(f"artifacts already built in {out}")
+        return out
+    rows = conversations(2000, seed=0)
+    texts = [m["content"] for r in rows for m in r["messages"]] + ["user assistant system"]
+    tokenizer = build_tokenizer(out / "tokenizer", texts)
+    for arch in ("qwen3", "llama"):
+        build_model(arch, tokenizer, out / f"{arch}-tiny")
+    build_dataset(out / "qa-chat", rows)
+    done.write_text("ok\n")
+    print(f"built tokenizer, qwen3-tiny, llama-tiny and qa-chat in {out}")
+    return out
+
+
+if __name__ == "__main__":
+    main()
