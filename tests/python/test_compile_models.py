@@ -72,3 +72,22 @@ def test_static_cache_generation_with_compile_config_equals_eager_and_compiles_d
     again = model.generate(ids, compile_config=config, **kwargs)  # a second generate reuses it
     assert again.tolist() == eager.tolist()
     assert torch_neuronx.get_dynamo_metrics()["graphs_compiled"] == 1
+
+
+def test_trainer_torch_compile_selects_the_neuron_backend_and_trains(tmp_path):
+    from datasets import Dataset
+    from transformers import Trainer, TrainingArguments
+
+    args = TrainingArguments(output_dir=str(tmp_path / "out"), torch_compile=True, max_steps=3,
+                             per_device_train_batch_size=2, learning_rate=1e-2, report_to=[], save_strategy="no",
+                             logging_steps=1, disable_tqdm=True)
+    assert args.torch_compile_backend == "neuron" and args.device.type == "neuron"
+    ids = torch.randint(1, 128, (8, 12), generator=torch.Generator().manual_seed(0))
+    data = Dataset.from_dict({"input_ids": ids.tolist(), "labels": ids.tolist()})
+    model = tiny_causal_lm("llama").train()
+    trainer = Trainer(model=model, args=args, train_dataset=data)
+    result = trainer.train()
+    assert result.global_step == 3 and torch.isfinite(torch.tensor(result.training_loss))
+    assert next(model.parameters()).device.type == "neuron"
+    m = torch_neuronx.get_dynamo_metrics()
+    assert m["graphs_compiled"] >= 2 and m["kernels_generated"] > 0 and m["recompilations"] == 0, m
