@@ -224,3 +224,24 @@ def test_a_graph_inductor_cannot_compile_names_the_op_or_runs_eagerly_when_opted
         torch.testing.assert_close(out.cpu(), (x.cos() * 2 + 1).cpu())
         m = torch_neuronx.get_dynamo_metrics()
         assert m["eager_fallbacks"] == 1 and "neuron_test.twice.default" in m["eager_fallback_reasons"][0], m
+
+
+def test_compiled_activation_checkpointing_replays_random_ops_on_neuron():
+    # AOT autograd wraps a recomputed random op in run_and_save_rng_state /
+    # run_with_rng_state, whose device switch needs neuron's kernels.
+    from torch.utils.checkpoint import checkpoint
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(16, 16).to("neuron")
+    body = lambda a: torch.nn.functional.dropout(lin(a), 0.5, training=True).relu()
+    x = torch.randn(8, 16, device="neuron", requires_grad=True)
+    results = []
+    for fn in (lambda a: body(a).sum(),
+               torch.compile(lambda a: checkpoint(body, a, use_reentrant=False).sum(), backend="neuron",
+                             options={"fallback_random": True})):  # ATen's random ops: eager's numbers
+        torch.neuron.manual_seed(1)
+        out = fn(x)
+        out.backward()
+        results.append((out.item(), x.grad.clone()))
+        x.grad = None
+    assert results[0][0] == results[1][0]
+    assert torch.equal(results[0][1].cpu(), results[1][1].cpu())  # the backward replayed the forward's mask

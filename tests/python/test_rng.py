@@ -119,3 +119,21 @@ def test_dropout_follows_the_seed_and_advances_the_offset():
     kept = (a != 0).float().mean().item()
     assert 0.45 < kept < 0.55 and set(a.unique().cpu().tolist()) == {0.0, 2.0}
     assert torch_neuronx.get_fallback_ops() == {}
+
+
+def test_activation_checkpointing_replays_the_same_dropout_mask():
+    # torch.utils.checkpoint saves the device's RNG state only when
+    # torch.neuron._initialized is true, as torch.cuda's is.
+    from torch.utils.checkpoint import checkpoint
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(16, 16).to("neuron")
+    x = torch.randn(8, 16, device="neuron", requires_grad=True)
+    grads = []
+    for use_checkpoint in (False, True):
+        body = lambda a: torch.nn.functional.dropout(lin(a), 0.5, training=True).relu()
+        torch.neuron.manual_seed(1)
+        out = checkpoint(body, x, use_reentrant=False) if use_checkpoint else body(x)
+        out.sum().backward()
+        grads.append(x.grad.clone())
+        x.grad = None
+    assert torch.equal(grads[0].cpu(), grads[1].cpu())

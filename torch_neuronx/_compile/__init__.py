@@ -37,6 +37,9 @@ def register() -> None:
     if not torch.cuda.is_available():
         inductor_config.cuda_backend = "cpp"
 
+    from . import rng_functionalization
+
+    rng_functionalization.register()
     register_interface_for_device("neuron", NeuronInterface)
     register_device_op_overrides("neuron", NeuronDeviceOpOverrides())
     register_backend_for_device("neuron", NeuronScheduling, NeuronWrapper, NeuronCppWrapper)

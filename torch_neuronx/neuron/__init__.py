@@ -65,6 +65,8 @@ def __getattr__(name: str):
         from ._random import _all_generators
 
         return _all_generators()
+    if name == "_initialized":  # as torch.cuda._initialized: torch.utils.checkpoint saves
+        return is_initialized()  # the device's RNG state only when this is true
     if name in ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen"):  # asked by Inductor
         from .._compile import codegen_class
 
