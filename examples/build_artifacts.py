@@ -66,14 +66,17 @@ def build_tokenizer(out: Path, texts: list[str]):
     return fast
 
 
-def build_model(arch: str, tokenizer, out: Path) -> None:
+def build_model(arch: str, tokenizer, out: Path, initializer_range: float = 0.05) -> None:
+    """A tiny random-weight model of `arch` ("qwen3" or "llama") with the
+    tokenizer, saved to `out`. A larger initializer range gives random logits
+    clear top-1 margins (for tests comparing greedy tokens)."""
     import torch
     import transformers
 
     common = dict(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=4,
                   num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_position_embeddings=1024,
                   bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                  tie_word_embeddings=True, initializer_range=0.05)
+                  tie_word_embeddings=True, initializer_range=initializer_range)
     config = {"qwen3": transformers.Qwen3Config, "llama": transformers.LlamaConfig}[arch](**common)
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(config)

@@ -7,14 +7,13 @@ import os
 import subprocess
 import sys
 
+from tp_modules import TP_MODULES
+
 SCRIPT = r'''
 import os, torch, torch.distributed as dist
-import torch.nn.functional as F
 import torch.distributed._functional_collectives as funcol
-from torch import nn
 from torch._inductor.utils import run_and_get_code
 from torch.distributed.device_mesh import init_device_mesh
-from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 import torch_neuronx
 
 dist.init_process_group("neuron")
@@ -32,29 +31,7 @@ assert out.shape == (4 * world, 3) and out.device == x.device
 assert torch.allclose(out.cpu(), f(x).cpu(), rtol=1e-5, atol=1e-6), (out - f(x)).abs().max()
 source = "\n".join(code)
 assert "all_reduce" in source and "all_gather_into_tensor" in source and "cpp_fused" in source, source
-
-DIM, HEADS = 16, 4
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.up, self.down = nn.Linear(DIM, 4 * DIM), nn.Linear(4 * DIM, DIM)
-    def forward(self, x):
-        return self.down(F.gelu(self.up(x)))
-
-class Attention(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.q, self.k, self.v, self.o = (nn.Linear(DIM, DIM) for _ in range(4))
-    def forward(self, x):
-        b, s, _ = x.shape
-        heads = lambda t: t.view(b, s, -1, DIM // HEADS).transpose(1, 2)
-        a = F.scaled_dot_product_attention(heads(self.q(x)), heads(self.k(x)), heads(self.v(x)), is_causal=True)
-        return self.o(a.transpose(1, 2).reshape(b, s, -1))
-
-def fresh(cls):
-    torch.manual_seed(0)
-    return cls().to("neuron")
-
+''' + TP_MODULES + r'''
 plans = {MLP: {"up": ColwiseParallel(), "down": RowwiseParallel()},
          Attention: {"q": ColwiseParallel(), "k": ColwiseParallel(), "v": ColwiseParallel(), "o": RowwiseParallel()}}
 x = torch.randn(2, 5, DIM, generator=torch.Generator().manual_seed(1)).to("neuron")

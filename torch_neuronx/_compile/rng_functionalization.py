@@ -37,9 +37,9 @@ def _route_neuron(hop, neuron_impl, leading: int) -> None:
     from torch._higher_order_ops.utils import registered_hop_fake_fns
     from torch._prims.rng_prims import get_device
 
-    pytorch_select = hop.py_kernels[DispatchKey.BackendSelect]
-    if getattr(pytorch_select, "routes_neuron", False):
-        return
+    pytorch_select = hop.py_kernels.get(DispatchKey.BackendSelect)
+    if pytorch_select is None or getattr(pytorch_select, "routes_neuron", False):
+        return  # no switch to extend (another torch), or already extended
 
     def select(*args, **kwargs):
         if get_device(args[leading:], kwargs) == "neuron":

@@ -1,0 +1,80 @@
+"""The source's Hugging Face scripts (examples/), run unchanged under torchrun
+on emulated NeuronCores with the local artifacts of
+examples/build_artifacts.py: TP generation gives the one-process tokens and
+compiles decode once; TRL's SFTTrainer trains with TP x FSDP and saves a plain
+Transformers checkpoint that gives the same logits on the CPU as on neuron."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+sys.path.insert(0, str(EXAMPLES))
+import build_artifacts  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory):
+    return build_artifacts.main(["--out", str(tmp_path_factory.mktemp("artifacts"))])
+
+
+def torchrun(nproc: int, script: str, args: list[str], tmp_path, timeout: float = 600, **env_extra) -> str:
+    """Runs examples/<script> on nproc processes; returns rank output (stdout)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
+    env.update(OMP_NUM_THREADS="1", HF_DEACTIVATE_ASYNC_LOAD="1", TOKENIZERS_PARALLELISM="false",
+               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"), **env_extra)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+           str(EXAMPLES / script), *args]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{script} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    return proc.stdout
+
+
+def test_generate_tp_script_gives_the_one_process_tokens(artifacts, tmp_path):
+    model = tmp_path / "qwen3-clear-margins"
+    from transformers import AutoTokenizer
+
+    build_artifacts.build_model("qwen3", AutoTokenizer.from_pretrained(artifacts / "tokenizer"), model,
+                                initializer_range=0.5)
+    texts = [torchrun(n, "generate_tp.py", [], tmp_path, MODEL_ID=str(model)) for n in (2, 1)]
+    assert texts[0].strip(), "rank 0 printed no text"
+    assert texts[0] == texts[1]
+
+
+def test_demo_generation_compiles_decode_once_without_cpu_fallbacks(artifacts, tmp_path):
+    out = torchrun(2, "demo_generate.py", [str(artifacts / "qwen3-tiny")], tmp_path)
+    assert "recompilations in the timed generate: 0," in out and "CPU fallbacks: 0" in out, out
+    assert out.count("Q: ") == 4 and "tokens/s" in out, out
+
+
+SFT_FLAGS = ["--dataset_train_split", "train_sft", "--dtype", "bfloat16", "--max_length", "64", "--packing", "true",
+             "--packing_strategy", "wrapped", "--learning_rate", "3e-3", "--max_steps", "4", "--logging_steps", "1",
+             "--per_device_train_batch_size", "2", "--save_only_model", "true", "--save_strategy", "no",
+             "--report_to", "none", "--disable_tqdm", "true"]
+
+
+@pytest.mark.parametrize("tp,fsdp,compile_", [(2, 1, "true"), (1, 2, "false")])
+def test_sft_script_trains_with_tp_x_fsdp_and_saves_a_plain_checkpoint(artifacts, tmp_path, tp, fsdp, compile_):
+    from transformers import AutoModelForCausalLM
+
+    ckpt = tmp_path / "sft"
+    log = torchrun(2, "sft_neuron_example.py",
+                   ["--model_name_or_path", str(artifacts / "qwen3-tiny"), "--dataset_name",
+                    str(artifacts / "qa-chat"), "--output_dir", str(ckpt), "--torch_compile", compile_, *SFT_FLAGS],
+                   tmp_path, TP_SIZE=str(tp), FSDP_SIZE=str(fsdp))
+    assert log.count("'loss'") >= 4, log[-2000:]
+    trained = AutoModelForCausalLM.from_pretrained(ckpt, dtype=torch.float32)  # plain Transformers, on the CPU
+    original = AutoModelForCausalLM.from_pretrained(artifacts / "qwen3-tiny", dtype=torch.float32)
+    changed = [n for (n, p), q in zip(trained.named_parameters(), original.parameters()) if not torch.equal(p, q)]
+    assert changed, "the checkpoint holds the untrained weights"
+    assert all(p.device.type == "cpu" for p in trained.parameters())
+    ids = torch.randint(1, 300, (2, 16), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        cpu_logits = trained(ids).logits
+        neuron_logits = trained.to("neuron")(ids.to("neuron")).logits
+    assert torch.equal(neuron_logits.cpu(), cpu_logits)  # the same CPU kernels, bitwise
