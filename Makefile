@@ -17,7 +17,7 @@ CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -
 
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all build test test-cpp test-python demo bench sweep system-deps clean
+.PHONY: all build test test-cpp test-python demo device-demo bench sweep system-deps clean
 
 all: build
 
@@ -47,6 +47,9 @@ test-python: build
 test: test-cpp test-python
 
 demo: build
+	$(PY) examples/demo.py
+
+device-demo: build
 	$(PY) examples/device_demo.py
 
 bench: build

@@ -43,9 +43,11 @@ def generate():
                               generation_config=generation_config)
 
 
+torch_neuronx.reset_dynamo_metrics()
 start = time.perf_counter()
 generate()  # compiles the decode graph
 first = time.perf_counter() - start
+compiled_graphs = torch_neuronx.get_dynamo_metrics()["graphs_compiled"]
 torch_neuronx.reset_dynamo_metrics()
 torch_neuronx.clear_op_tracking()
 start = time.perf_counter()
@@ -60,8 +62,7 @@ if dist.get_rank() == 0:
     new_tokens = (output_ids.shape[1] - prompt_len) * len(QUESTIONS)
     print(f"  TP={world_size}, bf16, static cache, compiled decode: {new_tokens / seconds:.0f} tokens/s "
           f"({len(QUESTIONS)} prompts x {output_ids.shape[1] - prompt_len} tokens in {seconds:.2f} s; "
-          f"the first generate, which compiled, took {first:.1f} s)")
+          f"the first generate, which compiled {compiled_graphs} graph(s), took {first:.1f} s)")
     print(f"  recompilations in the timed generate: {metrics['recompilations']}, "
-          f"graphs compiled: {metrics['graphs_compiled']}, "
           f"CPU fallbacks: {sum(torch_neuronx.get_fallback_ops().values())} {torch_neuronx.get_fallback_ops() or ''}")
 dist.destroy_process_group()
