@@ -62,6 +62,7 @@ bench: build
 
 sweep: build
 	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv
+	$(PY) tests/sweep/architecture_sweep.py --out docs/architectures.md
 
 clean:
 	rm -rf build

@@ -1,6 +1,8 @@
 """The caching allocator through torch.neuron: statistics, caching, OOM and
 recovery, leaks, host-memory failures."""
 
+import gc
+
 import pytest
 import torch
 
@@ -11,6 +13,7 @@ MiB = 2**20
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
+    gc.collect()  # earlier tests' reference cycles (Trainer, Accelerator) may still hold device tensors
     torch.neuron.empty_cache()
     torch.neuron.reset_peak_memory_stats()
     yield
