@@ -138,3 +138,13 @@ for _ in range(20):
 """,
         env={"TORCH_NEURONX_EMU_QUEUE": "thread"},
     )
+
+
+def test_histc_counts_integer_inputs_as_cuda_does():
+    # Transformers' MoE routing calls histc on int32 on every device but the CPU and MPS.
+    x = torch.tensor([0, 1, 1, 3, 3, 3, 7], dtype=torch.int32)
+    out = torch.histc(x.to("neuron"), bins=4, min=0, max=3)
+    assert out.device.type == "neuron" and out.dtype == torch.int32
+    assert out.cpu().tolist() == [1, 2, 0, 3]  # 7 is outside [0, 3]: not counted
+    f = torch.randn(100)
+    assert torch.equal(torch.histc(f.to("neuron"), bins=7).cpu(), torch.histc(f, bins=7))
