@@ -49,7 +49,7 @@ CASES = [(dev, compiled) for dev in ("neuron", "cpu") for compiled in (True, Fal
 ROUNDS = 5
 
 
-def best_seconds(fn) -> float:
+def seconds_of(fn) -> float:
     start = time.perf_counter()
     fn()
     return time.perf_counter() - start
@@ -64,7 +64,7 @@ def interleaved_rates(calls: dict, work: dict) -> dict:
     for _ in range(ROUNDS):
         for case, fns in calls.items():
             for i, fn in enumerate(fns):
-                best[case][i] = min(best[case][i], best_seconds(fn))
+                best[case][i] = min(best[case][i], seconds_of(fn))
     return {case: work[case](best[case]) for case in calls}
 
 

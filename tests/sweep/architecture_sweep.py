@@ -96,6 +96,10 @@ def short(exc: BaseException) -> str:
     return text[:160]
 
 
+def add_reason(row: dict, text: str) -> None:
+    row["reason"] = f"{row['reason']}; {text}" if row["reason"] else text
+
+
 def run_one(model_type: str, compile_: bool, timeout_s: int) -> dict:
     from transformers import AutoModelForCausalLM, CompileConfig
 
@@ -132,7 +136,7 @@ def run_one(model_type: str, compile_: bool, timeout_s: int) -> dict:
             raise
         except Exception as exc:
             row["compiled"] = "no static cache"
-            row["reason"] = (row["reason"] + "; " if row["reason"] else "") + "static cache: " + short(exc)[:80]
+            add_reason(row, "static cache: " + short(exc)[:80])
             return row
         try:
             torch._dynamo.reset()
@@ -146,15 +150,15 @@ def run_one(model_type: str, compile_: bool, timeout_s: int) -> dict:
                 return row
             row["compiled"] = "identical" if ok else "differs"
             if why:
-                row["reason"] = (row["reason"] + "; " if row["reason"] else "") + "compiled: " + why
+                add_reason(row, "compiled: " + why)
         except Timeout:
             raise
         except Exception as exc:
             row["compiled"] = "error"
-            row["reason"] = (row["reason"] + "; " if row["reason"] else "") + "compiled: " + short(exc)
+            add_reason(row, "compiled: " + short(exc))
         return row
     except Timeout:
-        row["reason"] = (row["reason"] + "; " if row["reason"] else "") + f"timed out after {timeout_s} s"
+        add_reason(row, f"timed out after {timeout_s} s")
         if row["eager"] == "-":
             row["eager"] = "timeout"
         elif row["compiled"] == "-":
