@@ -6,6 +6,9 @@ no machine here reaches a model hub:
 - `<out>/qwen3-tiny` and `<out>/llama-tiny`: small random-weight causal LMs
   (Qwen3- and Llama-style) saved as ordinary model directories with that
   tokenizer;
+- `<out>/qwen-image-tiny`: a small random-weight Qwen-Image text-to-image
+  pipeline (diffusers) whose transformer has a tensor-parallel plan, with that
+  tokenizer (examples/build_diffusion_pipeline.py);
 - `<out>/qa-chat`: a chat dataset in UltraChat's format (a `messages` column;
   splits `train_sft` and `test_sft`) saved as parquet files that
   `datasets.load_dataset(path, split="train_sft")` reads. The conversations
@@ -13,8 +16,8 @@ no machine here reaches a model hub:
   minutes.
 
 Run: .venv/bin/python examples/build_artifacts.py [--out build/artifacts]
-Rebuilding is deterministic (fixed seeds) and skipped when the outputs exist
-(pass --force to rebuild).
+Rebuilding is deterministic (fixed seeds); each artifact is skipped when its
+directory is complete (pass --force to rebuild all).
 """
 
 import argparse
@@ -101,18 +104,36 @@ def main(argv=None) -> Path:
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args(argv)
     out = args.out
-    done = out / ".complete"
-    if done.exists() and not args.force:
-        print(f"artifacts already built in {out}")
-        return out
     rows = conversations(2000, seed=0)
     texts = [m["content"] for r in rows for m in r["messages"]] + ["user assistant system"]
-    tokenizer = build_tokenizer(out / "tokenizer", texts)
+    built = []
+
+    def pending(name: str) -> bool:
+        return args.force or not (out / name / ".complete").exists()
+
+    def mark(name: str) -> None:
+        (out / name / ".complete").write_text("ok\n")
+        built.append(name)
+
+    if pending("tokenizer"):
+        build_tokenizer(out / "tokenizer", texts)
+        mark("tokenizer")
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(out / "tokenizer")
     for arch in ("qwen3", "llama"):
-        build_model(arch, tokenizer, out / f"{arch}-tiny")
-    build_dataset(out / "qa-chat", rows)
-    done.write_text("ok\n")
-    print(f"built tokenizer, qwen3-tiny, llama-tiny and qa-chat in {out}")
+        if pending(f"{arch}-tiny"):
+            build_model(arch, tokenizer, out / f"{arch}-tiny")
+            mark(f"{arch}-tiny")
+    if pending("qwen-image-tiny"):
+        from build_diffusion_pipeline import build_qwen_image_pipeline
+
+        build_qwen_image_pipeline(tokenizer, out / "qwen-image-tiny")
+        mark("qwen-image-tiny")
+    if pending("qa-chat"):
+        build_dataset(out / "qa-chat", rows)
+        mark("qa-chat")
+    print(f"built {', '.join(built)} in {out}" if built else f"artifacts already built in {out}")
     return out
 
 
