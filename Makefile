@@ -59,6 +59,7 @@ bench: build
 	$(PY) benchmarks/eager_overhead.py
 	$(PY) benchmarks/collectives.py
 	$(PY) benchmarks/compile.py
+	$(PY) benchmarks/hf_workloads.py
 
 sweep: build
 	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv

@@ -3,6 +3,8 @@
 # neuron backend) on a batch of questions, reporting what a Trainium user
 # wants to know: answers, tokens/s, recompilations and CPU fallbacks.
 #   torchrun --nproc_per_node=2 examples/demo_generate.py MODEL_DIR
+# benchmarks/hf_generate_worker.py imports the inputs and the generation
+# config from here, so the benchmark times this very workload.
 import sys
 import time
 
@@ -13,56 +15,68 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 from transformers.distributed import DistributedConfig
 from transformers.generation.configuration_utils import CompileConfig
 
-MODEL_ID = sys.argv[1]; MAX_SEQ_LEN = 256; PREFILL_CHUNK_SIZE = 64; NEW_TOKENS = 16
+MAX_SEQ_LEN = 256; PREFILL_CHUNK_SIZE = 64; NEW_TOKENS = 16
 QUESTIONS = ["What is 2 plus 3?", "What is 4 plus 4?", "Spell the number 7.", "What is 9 plus 1?"]
 
-dist.init_process_group(backend="neuron")
-world_size = dist.get_world_size()
-model = AutoModelForCausalLM.from_pretrained(
-    MODEL_ID, dtype=torch.bfloat16,
-    distributed_config=DistributedConfig(tp_size=world_size),
-    device_mesh=DeviceMesh("neuron", list(range(world_size))),
-).eval()
-tokenizer = AutoTokenizer.from_pretrained(MODEL_ID)
-tokenizer.padding_side = "left"
-inputs = tokenizer.apply_chat_template(
-    [[{"role": "user", "content": q}] for q in QUESTIONS],
-    add_generation_prompt=True, padding=True,
-    tokenizer_kwargs={"pad_to_multiple_of": PREFILL_CHUNK_SIZE}, return_tensors="pt", return_dict=True)
-generation_config = GenerationConfig(
-    max_new_tokens=NEW_TOKENS, do_sample=False, use_cache=True,
-    pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-    cache_implementation="static", max_cache_len=MAX_SEQ_LEN,
-    prefill_chunk_size=PREFILL_CHUNK_SIZE,
-    compile_config=CompileConfig(backend="neuron", fullgraph=False, dynamic=False))
+
+def make_inputs(tokenizer):
+    tokenizer.padding_side = "left"
+    return tokenizer.apply_chat_template(
+        [[{"role": "user", "content": q}] for q in QUESTIONS],
+        add_generation_prompt=True, padding=True,
+        tokenizer_kwargs={"pad_to_multiple_of": PREFILL_CHUNK_SIZE}, return_tensors="pt", return_dict=True)
 
 
-def generate():
-    with torch.no_grad():
-        return model.generate(inputs["input_ids"], attention_mask=inputs["attention_mask"],
-                              generation_config=generation_config)
+def make_generation_config(tokenizer) -> GenerationConfig:
+    return GenerationConfig(
+        max_new_tokens=NEW_TOKENS, do_sample=False, use_cache=True,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        cache_implementation="static", max_cache_len=MAX_SEQ_LEN,
+        prefill_chunk_size=PREFILL_CHUNK_SIZE,
+        compile_config=CompileConfig(backend="neuron", fullgraph=False, dynamic=False))
 
 
-torch_neuronx.reset_dynamo_metrics()
-start = time.perf_counter()
-generate()  # compiles the decode graph
-first = time.perf_counter() - start
-compiled_graphs = torch_neuronx.get_dynamo_metrics()["graphs_compiled"]
-torch_neuronx.reset_dynamo_metrics()
-torch_neuronx.clear_op_tracking()
-start = time.perf_counter()
-output_ids = generate()
-seconds = time.perf_counter() - start
-metrics = torch_neuronx.get_dynamo_metrics()
-if dist.get_rank() == 0:
-    prompt_len = inputs["input_ids"].shape[1]
-    for question, ids in zip(QUESTIONS, output_ids):
-        answer = tokenizer.decode(ids[prompt_len:], skip_special_tokens=True).strip()
-        print(f"  Q: {question:24} A: {answer}")
-    new_tokens = (output_ids.shape[1] - prompt_len) * len(QUESTIONS)
-    print(f"  TP={world_size}, bf16, static cache, compiled decode: {new_tokens / seconds:.0f} tokens/s "
-          f"({len(QUESTIONS)} prompts x {output_ids.shape[1] - prompt_len} tokens in {seconds:.2f} s; "
-          f"the first generate, which compiled {compiled_graphs} graph(s), took {first:.1f} s)")
-    print(f"  recompilations in the timed generate: {metrics['recompilations']}, "
-          f"CPU fallbacks: {sum(torch_neuronx.get_fallback_ops().values())} {torch_neuronx.get_fallback_ops() or ''}")
-dist.destroy_process_group()
+def main(model_id: str) -> None:
+    dist.init_process_group(backend="neuron")
+    world_size = dist.get_world_size()
+    model = AutoModelForCausalLM.from_pretrained(
+        model_id, dtype=torch.bfloat16,
+        distributed_config=DistributedConfig(tp_size=world_size),
+        device_mesh=DeviceMesh("neuron", list(range(world_size))),
+    ).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_id)
+    inputs = make_inputs(tokenizer)
+    generation_config = make_generation_config(tokenizer)
+
+    def generate():
+        with torch.no_grad():
+            return model.generate(inputs["input_ids"], attention_mask=inputs["attention_mask"],
+                                  generation_config=generation_config)
+
+    torch_neuronx.reset_dynamo_metrics()
+    start = time.perf_counter()
+    generate()  # compiles the decode graph
+    first = time.perf_counter() - start
+    compiled_graphs = torch_neuronx.get_dynamo_metrics()["graphs_compiled"]
+    torch_neuronx.reset_dynamo_metrics()
+    torch_neuronx.clear_op_tracking()
+    start = time.perf_counter()
+    output_ids = generate()
+    seconds = time.perf_counter() - start
+    metrics = torch_neuronx.get_dynamo_metrics()
+    if dist.get_rank() == 0:
+        prompt_len = inputs["input_ids"].shape[1]
+        for question, ids in zip(QUESTIONS, output_ids):
+            answer = tokenizer.decode(ids[prompt_len:], skip_special_tokens=True).strip()
+            print(f"  Q: {question:24} A: {answer}")
+        new_tokens = (output_ids.shape[1] - prompt_len) * len(QUESTIONS)
+        print(f"  TP={world_size}, bf16, static cache, compiled decode: {new_tokens / seconds:.0f} tokens/s "
+              f"({len(QUESTIONS)} prompts x {output_ids.shape[1] - prompt_len} tokens in {seconds:.2f} s; "
+              f"the first generate, which compiled {compiled_graphs} graph(s), took {first:.1f} s)")
+        print(f"  recompilations in the timed generate: {metrics['recompilations']}, "
+              f"CPU fallbacks: {sum(torch_neuronx.get_fallback_ops().values())} {torch_neuronx.get_fallback_ops() or ''}")
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

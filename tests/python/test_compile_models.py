@@ -91,3 +91,23 @@ def test_trainer_torch_compile_selects_the_neuron_backend_and_trains(tmp_path):
     assert next(model.parameters()).device.type == "neuron"
     m = torch_neuronx.get_dynamo_metrics()
     assert m["graphs_compiled"] >= 2 and m["kernels_generated"] > 0 and m["recompilations"] == 0, m
+
+
+def test_chunked_prefill_compiles_once_per_padded_length_and_matches_eager():
+    # prefill_chunk_size sends each chunk through the compiled forward too.
+    # Transformers slices position_ids from the whole prompt, so the chunk's
+    # stride is the padded prompt length: a new padded length is a new
+    # prefill graph (docs/hf-compat.md); the same length reuses every graph.
+    model = tiny_causal_lm("qwen3", initializer_range=0.5)
+    config = CompileConfig(backend="neuron", fullgraph=False, dynamic=False)
+    kwargs = dict(max_new_tokens=6, min_new_tokens=6, do_sample=False, cache_implementation="static",
+                  max_cache_len=64, prefill_chunk_size=8)
+    first, second = token_ids((2, 16), seed=1), token_ids((2, 16), seed=2)
+    compiled = model.generate(first, compile_config=config, **kwargs)
+    eager = model.generate(first, disable_compile=True, **kwargs)
+    assert compiled.tolist() == eager.tolist()
+    recompilations = torch_neuronx.get_dynamo_metrics()["recompilations"]
+    again = model.generate(second, compile_config=config, **kwargs)  # other prompts, same padded length
+    assert again.tolist() == model.generate(second, disable_compile=True, **kwargs).tolist()
+    m = torch_neuronx.get_dynamo_metrics()
+    assert m["recompilations"] == recompilations, m["recompile_reasons"]

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from conftest import run_ok
+from dist_launch import assert_all_ok, launch
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
@@ -162,3 +163,28 @@ def test_accelerate_multi_neuron_under_a_launcher(tmp_path, launcher):
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     assert proc.stdout.count("accelerate ok") == 2, proc.stdout
+
+
+def test_tp_plan_auto_shards_over_the_launched_processes_and_gives_the_one_process_tokens(artifacts, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model_dir = tmp_path / "qwen3-clear-margins"
+    build_artifacts.build_model("qwen3", AutoTokenizer.from_pretrained(artifacts / "tokenizer"), model_dir,
+                                initializer_range=0.5)
+    ids = [[5, 6, 7, 8, 9, 10]]
+    one = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16, device_map="neuron")
+    expected = one.generate(torch.tensor(ids, device="neuron"), max_new_tokens=8, do_sample=False).tolist()
+    # Transformers initializes the process group itself (backend "neuron") from torchrun's environment.
+    results = launch(f"""
+        import torch_neuronx
+        from torch.distributed.tensor import DTensor, Shard
+        from transformers import AutoModelForCausalLM
+        model = AutoModelForCausalLM.from_pretrained({str(model_dir)!r}, tp_plan="auto", dtype=torch.bfloat16)
+        assert dist.get_backend() == "neuron" and model.device == torch.device("neuron", RANK), model.device
+        q = model.model.layers[0].self_attn.q_proj.weight
+        assert isinstance(q, DTensor) and q.placements == (Shard(0),) and q.to_local().shape == (64, 128), q
+        out = model.generate(torch.tensor({ids}, device=model.device), max_new_tokens=8, do_sample=False)
+        print("TOKENS", out.tolist())
+    """, world=2, tmp_path=tmp_path)
+    assert_all_ok(results)
+    assert all(f"TOKENS {expected}" in r.stdout for r in results), [r.stdout for r in results]
