@@ -23,6 +23,26 @@ import build_artifacts  # noqa: E402
 SIZE, STEPS = 64, 2
 
 
+@pytest.fixture(scope="module", autouse=True)
+def release_rope_caches():
+    """Qwen-Image's RoPE helpers are `functools.lru_cache`d methods: the caches
+    keep each transformer and its device tensors for the life of the process
+    (on any device). Cleared after this module so that later tests start from
+    an empty device."""
+    yield
+    import gc
+
+    import diffusers.models.transformers.transformer_qwenimage as qwenimage
+
+    for cls in [c for c in vars(qwenimage).values() if isinstance(c, type)]:
+        for fn in vars(cls).values():
+            for cell in getattr(fn, "__closure__", None) or ():
+                if hasattr(cell.cell_contents, "cache_clear"):
+                    cell.cell_contents.cache_clear()
+    gc.collect()
+    torch.neuron.empty_cache()
+
+
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     return build_artifacts.main(["--out", str(tmp_path_factory.mktemp("artifacts"))]) / "qwen-image-tiny"
