@@ -1,8 +1,9 @@
 """Hugging Face libraries on neuron at their pinned versions, with local
 artifacts: Transformers placement (device_map "neuron" and "auto", with and
-without asynchronous loading) and the Trainer's bf16 choice; PEFT LoRA
-training with merged and unmerged adapters saved and loaded; Accelerate in
-one process and under torchrun (MULTI_NEURON), bf16, gather and reduce."""
+without asynchronous loading), sampled generation under a seed, TP through
+`tp_plan="auto"`, and the Trainer's bf16 choice; PEFT LoRA training with
+merged and unmerged adapters saved and loaded; Accelerate in one process and
+under torchrun (MULTI_NEURON), bf16, gather and reduce."""
 
 import os
 import subprocess
@@ -188,3 +189,20 @@ def test_tp_plan_auto_shards_over_the_launched_processes_and_gives_the_one_proce
     """, world=2, tmp_path=tmp_path)
     assert_all_ok(results)
     assert all(f"TOKENS {expected}" in r.stdout for r in results), [r.stdout for r in results]
+
+
+def test_generate_samples_on_neuron_reproducibly_under_a_seed(artifacts):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(artifacts / "qwen3-tiny", dtype=torch.bfloat16, device_map="neuron")
+    ids = torch.tensor([[5, 6, 7, 8]], device="neuron")
+    runs = []
+    for seed in (0, 0, 1):
+        torch.manual_seed(seed)  # seeds neuron's generator too; multinomial draws from it on the device
+        out = model.generate(ids, do_sample=True, top_k=50, temperature=1.5, max_new_tokens=12, min_new_tokens=12)
+        assert out.device.type == "neuron" and out.shape == (1, 16)
+        runs.append(out.tolist())
+    assert runs[0] == runs[1], "the same seed sampled different tokens"
+    assert runs[0] != runs[2], "another seed sampled the same 12 tokens"
+    greedy = model.generate(ids, do_sample=False, max_new_tokens=12, min_new_tokens=12).tolist()
+    assert runs[0] != greedy
