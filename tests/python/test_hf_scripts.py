@@ -1,8 +1,10 @@
 """The source's Hugging Face scripts (examples/), run unchanged under torchrun
 on emulated NeuronCores with the local artifacts of
 examples/build_artifacts.py: TP generation gives the one-process tokens and
-compiles decode once; TRL's SFTTrainer trains with TP x FSDP and saves a plain
-Transformers checkpoint that gives the same logits on the CPU as on neuron."""
+compiles decode once; TRL's SFTTrainer trains with TP x FSDP (2 x 1, 1 x 2
+and, on 4 processes, 2 x 2) and saves a plain Transformers checkpoint that
+gives the same logits on the CPU as on neuron; the model it trains is sharded
+as it loads and not wrapped again."""
 
 import os
 import subprocess
