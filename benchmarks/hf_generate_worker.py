@@ -23,23 +23,16 @@ import torch
 import torch_neuronx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from demo_generate import NEW_TOKENS, QUESTIONS, make_generation_config, make_inputs  # noqa: E402
+from demo_generate import (NEW_TOKENS, QUESTIONS, load_tp_model, make_generation_config,  # noqa: E402
+                           make_inputs)
 
 
 def load(model_id: str, tp: bool, device: str):
     from transformers import AutoModelForCausalLM
 
-    if not tp:
-        return AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.bfloat16).to(device).eval()
-    import torch.distributed as dist
-    from torch.distributed import DeviceMesh
-    from transformers.distributed import DistributedConfig
-
-    dist.init_process_group(backend="neuron")
-    world = dist.get_world_size()
-    return AutoModelForCausalLM.from_pretrained(
-        model_id, dtype=torch.bfloat16, distributed_config=DistributedConfig(tp_size=world),
-        device_mesh=DeviceMesh("neuron", list(range(world)))).eval()
+    if tp:
+        return load_tp_model(model_id)
+    return AutoModelForCausalLM.from_pretrained(model_id, dtype=torch.bfloat16).to(device).eval()
 
 
 def main() -> None:

@@ -61,7 +61,8 @@ def main() -> None:
     timed = timer.ends[WARMUP - 1:]
     steps_per_s = (len(timed) - 1) / (timed[-1] - timed[0])
     if int(os.environ.get("RANK", "0")) == 0:
-        print("RESULT " + json.dumps({"steps_per_s": steps_per_s, "tokens_per_s": steps_per_s * 4 * 128 * world,
+        tokens_per_step = config.per_device_train_batch_size * config.max_length * world
+        print("RESULT " + json.dumps({"steps_per_s": steps_per_s, "tokens_per_s": steps_per_s * tokens_per_step,
                                       "processes": world}))
 
 

@@ -3,8 +3,8 @@
 # neuron backend) on a batch of questions, reporting what a Trainium user
 # wants to know: answers, tokens/s, recompilations and CPU fallbacks.
 #   torchrun --nproc_per_node=2 examples/demo_generate.py MODEL_DIR
-# benchmarks/hf_generate_worker.py imports the inputs and the generation
-# config from here, so the benchmark times this very workload.
+# benchmarks/hf_generate_worker.py imports the loader, the inputs and the
+# generation config from here, so the benchmark times this very workload.
 import sys
 import time
 
@@ -36,14 +36,20 @@ def make_generation_config(tokenizer) -> GenerationConfig:
         compile_config=CompileConfig(backend="neuron", fullgraph=False, dynamic=False))
 
 
-def main(model_id: str) -> None:
+def load_tp_model(model_id: str):
+    """Starts the `neuron` process group; the model in bf16 with TP over every process."""
     dist.init_process_group(backend="neuron")
     world_size = dist.get_world_size()
-    model = AutoModelForCausalLM.from_pretrained(
+    return AutoModelForCausalLM.from_pretrained(
         model_id, dtype=torch.bfloat16,
         distributed_config=DistributedConfig(tp_size=world_size),
         device_mesh=DeviceMesh("neuron", list(range(world_size))),
     ).eval()
+
+
+def main(model_id: str) -> None:
+    model = load_tp_model(model_id)
+    world_size = dist.get_world_size()
     tokenizer = AutoTokenizer.from_pretrained(model_id)
     inputs = make_inputs(tokenizer)
     generation_config = make_generation_config(tokenizer)

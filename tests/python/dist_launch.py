@@ -1,12 +1,16 @@
 """Launches real processes for distributed tests: one Python interpreter per
 rank, rendezvous through a FileStore (so a test can leave a rank out),
-OMP_NUM_THREADS=1 (decision 10), a hard timeout, outputs collected."""
+OMP_NUM_THREADS=1 (decision 10), a hard timeout, outputs collected; and the
+examples/ scripts under torchrun."""
 
 import os
 import socket
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 PRELUDE = """
 import datetime, os, sys
@@ -55,3 +59,15 @@ def assert_all_ok(results) -> None:
 
 def shm_entries() -> set[str]:
     return {n for n in os.listdir("/dev/shm") if n.startswith("torch_neuronx_")}
+
+
+def torchrun(nproc: int, script: str, args: list[str], tmp_path, timeout: float = 600, **env_extra) -> str:
+    """Runs examples/<script> on nproc processes; returns rank output (stdout)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
+    env.update(OMP_NUM_THREADS="1", HF_DEACTIVATE_ASYNC_LOAD="1", TOKENIZERS_PARALLELISM="false",
+               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"), **env_extra)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+           str(EXAMPLES / script), *args]
+    proc = subprocess.run(cmd, cwd=EXAMPLES.parent, env=env, capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, f"{script} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
+    return proc.stdout

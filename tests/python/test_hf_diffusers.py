@@ -7,17 +7,15 @@ on 2 processes saves a PNG equal to the one-process image within bf16
 tolerance."""
 
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import torch_neuronx
 
-from dist_launch import assert_all_ok, launch
-from test_hf_scripts import torchrun
+from dist_launch import EXAMPLES, assert_all_ok, launch, torchrun
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+sys.path.insert(0, str(EXAMPLES))
 import build_artifacts  # noqa: E402
 
 SIZE, STEPS = 64, 2

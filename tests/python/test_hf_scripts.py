@@ -6,36 +6,20 @@ and, on 4 processes, 2 x 2) and saves a plain Transformers checkpoint that
 gives the same logits on the CPU as on neuron; the model it trains is sharded
 as it loads and not wrapped again."""
 
-import os
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
+from dist_launch import EXAMPLES, assert_all_ok, launch, torchrun
+
 sys.path.insert(0, str(EXAMPLES))
 import build_artifacts  # noqa: E402
-from dist_launch import assert_all_ok, launch  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory):
     return build_artifacts.main(["--out", str(tmp_path_factory.mktemp("artifacts"))])
-
-
-def torchrun(nproc: int, script: str, args: list[str], tmp_path, timeout: float = 600, **env_extra) -> str:
-    """Runs examples/<script> on nproc processes; returns rank output (stdout)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
-    env.update(OMP_NUM_THREADS="1", HF_DEACTIVATE_ASYNC_LOAD="1", TOKENIZERS_PARALLELISM="false",
-               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"), **env_extra)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-           str(EXAMPLES / script), *args]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, f"{script} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
-    return proc.stdout
 
 
 def test_generate_tp_script_gives_the_one_process_tokens(artifacts, tmp_path):
