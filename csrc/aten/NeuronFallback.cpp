@@ -21,22 +21,29 @@ std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op, cons
                                              size_t first) {
   std::optional<c10::Device> neuron;
   std::optional<c10::Device> other;
-  auto visit = [&](const at::Tensor& t) {
+  // `written`: an in-place or out= argument, which a CPU scalar cannot be.
+  auto visit = [&](const at::Tensor& t, bool written) {
     if (!t.defined()) return;
     if (t.is_privateuseone()) {
       if (!neuron) neuron = t.device();
       else if (*neuron != t.device()) other = t.device();
-    } else if (!(t.is_cpu() && t.dim() == 0)) {
+    } else if (!(t.is_cpu() && t.dim() == 0 && !written)) {
       other = t.device();
     }
   };
+  const auto& args = op.schema().arguments();
   for (size_t i = first; i < stack.size(); ++i) {
     const c10::IValue& v = stack[i];
-    if (v.isTensor()) visit(v.toTensor());
-    else if (v.isTensorList()) for (const at::Tensor& t : v.toTensorList()) visit(t);
+    const bool written = i - first < args.size() && args[i - first].alias_info() && args[i - first].alias_info()->isWrite();
+    if (v.isTensor()) visit(v.toTensor(), written);
+    else if (v.isTensorList()) for (const at::Tensor& t : v.toTensorList()) visit(t, written);
     else if (v.isOptionalTensorList()) {
+      // Advanced indexing (index, index_put_, _index_put_impl_, _unsafe_index,
+      // ...) takes CPU index tensors and masks on any device, as on CUDA: the
+      // host kernel reads them where they are.
+      const bool cpu_indices_allowed = i - first < args.size() && args[i - first].name() == "indices";
       for (std::optional<at::Tensor> t : v.toOptionalTensorList()) {
-        if (t.has_value()) visit(*t);
+        if (t.has_value() && !(cpu_indices_allowed && t->defined() && t->is_cpu())) visit(*t, written);
       }
     }
   }
@@ -46,17 +53,36 @@ std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op, cons
   return neuron;
 }
 
+namespace {
+
+bool is_generator_argument(const c10::Argument& arg) {
+  const auto& type = arg.real_type();
+  return type->kind() == c10::TypeKind::GeneratorType ||
+         (type->kind() == c10::TypeKind::OptionalType &&
+          type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType);
+}
+
+}  // namespace
+
+std::optional<c10::Device> neuron_generator_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
+                                                   size_t first) {
+  const auto& args = op.schema().arguments();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::IValue& v = stack[first + i];
+    if (is_generator_argument(args[i]) && v.isGenerator() && v.toGenerator().device().is_privateuseone()) {
+      return v.toGenerator().device();
+    }
+  }
+  return std::nullopt;
+}
+
 // Replaces a None or neuron Generator argument by a CPU generator seeded from
 // the neuron generator's (seed, offset), advancing that offset.
 void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& stack, size_t first,
                            c10::Device device) {
   const auto& args = op.schema().arguments();
   for (size_t i = 0; i < args.size(); ++i) {
-    const auto& type = args[i].real_type();
-    bool is_gen = type->kind() == c10::TypeKind::GeneratorType ||
-                  (type->kind() == c10::TypeKind::OptionalType &&
-                   type->castRaw<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType);
-    if (!is_gen) continue;
+    if (!is_generator_argument(args[i])) continue;
     c10::IValue& v = stack[first + i];
     at::Generator neuron_gen;
     if (v.isNone()) neuron_gen = default_generator(device.index());

@@ -10,7 +10,8 @@
 namespace torch_neuronx {
 
 at::Tensor host_view(const at::Tensor& t) {
-  TORCH_INTERNAL_ASSERT(t.device().type() == c10::DeviceType::PrivateUse1);
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "host_view expects a neuron tensor, got a ",
+              t.device(), " tensor; please report the call");
   static const bool addressable = [] {
     return (device_properties(0).capabilities & NHAL_DEVICE_CAP_HOST_ADDRESSABLE) != 0;
   }();

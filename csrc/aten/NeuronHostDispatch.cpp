@@ -14,11 +14,18 @@
 //     (a kernel that bypassed the CPU allocator) is copied and counted as a
 //     fallback.
 //
+// Sparse arguments (COO and compressed layouts) become CPU sparse tensors
+// over aliases of their members (indices, values), the CPU's sparse kernel
+// runs, and sparse results become neuron sparse tensors over their (adopted)
+// members (NeuronSparse.h). Quantized results and other layouts raise
+// NotImplementedError naming what they are.
+//
 // The dispatcher prefers a composite kernel over a backend fallback, so ops
 // that have both a CPU kernel and a generic composite one (the generated
 // functional/in-place wrappers of structured ops, native_layer_norm, ...) get
-// host_dispatch registered for PrivateUse1 explicitly (register_host_kernels):
-// the CPU kernel then runs as on the CPU, bitwise equal and in one dispatch.
+// host_dispatch registered for PrivateUse1 explicitly (register_host_kernels),
+// and likewise for the sparse keys where the CPU has a sparse kernel: the CPU
+// kernel then runs as on the CPU, bitwise equal and in one dispatch.
 //
 // While zero-copy is turned off (torch_neuronx._C._set_zero_copy(False), the
 // benchmark baseline) every op takes the copying CPU fallback instead.
@@ -36,6 +43,7 @@
 #include "aten/NeuronHostDispatch.h"
 #include "aten/NeuronOpTracking.h"
 #include "aten/NeuronOutputScope.h"
+#include "aten/NeuronSparse.h"
 #include "runtime/NeuronFunctions.h"
 
 namespace torch_neuronx {
@@ -68,6 +76,7 @@ at::Tensor neuron_tensor_over(const c10::Storage& storage, const at::Tensor& lik
   auto t = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(storage),
                                                     c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), like.dtype());
   t.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+  copy_math_bits(like, t);  // a lazily conjugated or negated output (vdot's `.conj()` result) stays so
   return t;
 }
 
@@ -117,6 +126,28 @@ class HostCall {
     }
   }
 
+  // Sparse arguments take back what an in-place kernel did to their CPU
+  // counterparts (new indices and values, sizes, the coalesced flag).
+  void write_back_sparse_arguments() {
+    for (Alias& a : sparse_aliases_) {
+      std::vector<at::Tensor> host = sparse_members(a.host);
+      if (same_sparse_structure(a.host, host, a.device, sparse_members(a.device))) continue;  // not mutated
+      for (at::Tensor& m : host) m = device_tensor(m);
+      set_sparse_members(a.device, a.host, host);
+    }
+  }
+
+  // The CPU key whose kernel runs the call: a sparse one if an argument is
+  // sparse (compressed before COO), as dispatch on the CPU would choose.
+  c10::DispatchKeySet cpu_keys() const {
+    c10::DispatchKey key = c10::DispatchKey::CPU;
+    for (const Alias& a : sparse_aliases_) {
+      if (a.host.layout() != c10::kSparse) return c10::DispatchKeySet(c10::DispatchKey::SparseCsrCPU);
+      key = c10::DispatchKey::SparseCPU;
+    }
+    return c10::DispatchKeySet(key);
+  }
+
   c10::IValue to_device(const c10::IValue& v) {
     if (v.isTensor()) return c10::IValue(device_tensor(v.toTensor()));
     if (v.isTensorList()) return map_list(v, [this](const at::Tensor& t) { return device_tensor(t); });
@@ -129,6 +160,7 @@ class HostCall {
   // kernel's overlap checks see what they would see on the CPU.
   at::Tensor alias_of(const at::Tensor& t) {
     if (!t.defined() || !t.is_privateuseone()) return t;
+    if (t.layout() != c10::kStrided) return sparse_alias_of(t);
     c10::StorageImpl* s = t.storage().unsafeGetStorageImpl();
     c10::Storage storage;
     for (const Alias& a : aliases_) {
@@ -141,6 +173,8 @@ class HostCall {
 
   at::Tensor device_tensor(const at::Tensor& out) {
     if (!out.defined() || !out.is_cpu()) return out;
+    check_supported_output(out);
+    if (out.layout() != c10::kStrided) return sparse_device_tensor(out);
     c10::StorageImpl* s = out.storage().unsafeGetStorageImpl();
     for (const Alias& a : aliases_) {
       if (a.host.unsafeGetTensorImpl() == out.unsafeGetTensorImpl()) return a.device;  // in-place, out=
@@ -155,6 +189,33 @@ class HostCall {
   }
 
  private:
+  // A CPU sparse tensor over CPU aliases of t's members (indices, values).
+  at::Tensor sparse_alias_of(const at::Tensor& t) {
+    std::vector<at::Tensor> members = sparse_members(t);
+    for (at::Tensor& m : members) m = alias_of(m);
+    at::Tensor host = sparse_tensor_like(t, members);
+    sparse_aliases_.push_back({host, t});
+    return host;
+  }
+
+  at::Tensor sparse_device_tensor(const at::Tensor& out) {
+    for (const Alias& a : sparse_aliases_) {
+      if (a.host.unsafeGetTensorImpl() == out.unsafeGetTensorImpl()) return a.device;  // in-place, out=
+    }
+    std::vector<at::Tensor> members = sparse_members(out);
+    for (at::Tensor& m : members) m = device_tensor(m);
+    return sparse_tensor_like(out, members);
+  }
+
+  static void check_supported_output(const at::Tensor& out) {
+    TORCH_CHECK_NOT_IMPLEMENTED(!out.is_quantized(), "neuron: quantized tensors are not supported on neuron ",
+                                "(an op returned a ", out.scalar_type(), " tensor); quantize on the CPU, or use ",
+                                "torch.float8_e4m3fn / torch.float8_e5m2 tensors on neuron");
+    TORCH_CHECK_NOT_IMPLEMENTED(out.layout() == c10::kStrided || is_supported_sparse_layout(out.layout()),
+                                "neuron: ", out.layout(), " tensors are not supported on neuron (an op returned ",
+                                "one); strided and sparse (COO, CSR, CSC, BSR, BSC) tensors are");
+  }
+
   c10::Storage adopt_or_copy_storage(c10::StorageImpl& s) {
     if (is_device_memory(s) || s.nbytes() == 0) return adopt_storage(s, device_.index());
     TORCH_CHECK(s.data() != nullptr, "neuron: a CPU kernel returned a storage of ", s.nbytes(),
@@ -169,6 +230,7 @@ class HostCall {
 
   const c10::Device device_;
   std::vector<Alias> aliases_;
+  std::vector<Alias> sparse_aliases_;
   std::vector<std::pair<c10::StorageImpl*, c10::Storage>> adopted_;
   bool copied_ = false;
 };
@@ -191,6 +253,15 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const size_t first = stack->size() - num_args;
   std::optional<c10::Device> device = check_same_device(op, *stack, first);
   if (!device) device = factory_device(*stack, first);
+  if (!device) {
+    if (std::optional<c10::Device> gen_device = neuron_generator_device(op, *stack, first)) {
+      // CPU tensors drawn with a neuron generator: the CPU kernel, with a CPU
+      // generator seeded from the neuron generator's stream.
+      substitute_generators(op, *stack, first, *gen_device);
+      op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+      return;
+    }
+  }
   if (!device || !g_zero_copy.load(std::memory_order_relaxed)) {
     copying_cpu_fallback(op, stack);
     return;
@@ -201,9 +272,10 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   for (size_t i = first; i < stack->size(); ++i) (*stack)[i] = call.to_host((*stack)[i]);
   {
     DeviceOutputScope scope(device->index());
-    op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+    op.redispatchBoxed(call.cpu_keys(), stack);
   }
   call.write_back_arguments();
+  call.write_back_sparse_arguments();
   const size_t num_returns = schema.returns().size();
   for (size_t i = stack->size() - num_returns; i < stack->size(); ++i) (*stack)[i] = call.to_device((*stack)[i]);
   if (call.copied_an_output()) record_fallback(c10::toString(schema.operator_name()));
@@ -228,26 +300,29 @@ std::vector<at::Tensor> run_on_host(c10::Device device, const std::vector<at::Te
 }
 
 int register_host_kernels() {
-  // Kept at module scope: the registrations last as long as the process.
-  static auto* lib = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__,
-                                        __LINE__);
+  // Each neuron key with the CPU key whose kernels it runs. Kept at module
+  // scope: the registrations last as long as the process.
+  static const std::pair<c10::DispatchKey, c10::DispatchKey> keys[] = {
+      {c10::DispatchKey::PrivateUse1, c10::DispatchKey::CPU},
+      {c10::DispatchKey::SparsePrivateUse1, c10::DispatchKey::SparseCPU},
+      {c10::DispatchKey::SparseCsrPrivateUse1, c10::DispatchKey::SparseCsrCPU}};
   static int registered = -1;
   if (registered >= 0) return registered;
   registered = 0;
-  for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
-    if (name.name.rfind("aten::", 0) != 0) continue;
-    auto op = c10::Dispatcher::singleton().findOp(name);
-    if (!op || op->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1) ||
-        !op->hasKernelForDispatchKey(c10::DispatchKey::CPU)) {
-      continue;
+  for (const auto& [neuron_key, cpu_key] : keys) {
+    auto* lib = new torch::Library(torch::Library::IMPL, "aten", neuron_key, __FILE__, __LINE__);
+    for (const c10::OperatorName& name : c10::Dispatcher::singleton().getAllOpNames()) {
+      if (name.name.rfind("aten::", 0) != 0) continue;
+      auto op = c10::Dispatcher::singleton().findOp(name);
+      if (!op || op->hasKernelForDispatchKey(neuron_key) || !op->hasKernelForDispatchKey(cpu_key)) continue;
+      if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) &&
+          !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional)) {
+        continue;  // these reach the fallback anyway
+      }
+      std::string schema_name = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
+      lib->impl(schema_name.c_str(), torch::CppFunction::makeFromBoxedFunction<&host_dispatch>());
+      ++registered;
     }
-    if (!op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutograd) &&
-        !op->hasKernelForDispatchKey(c10::DispatchKey::CompositeExplicitAutogradNonFunctional)) {
-      continue;  // these reach the fallback anyway
-    }
-    std::string schema_name = name.name.substr(6) + (name.overload_name.empty() ? "" : "." + name.overload_name);
-    lib->impl(schema_name.c_str(), torch::CppFunction::makeFromBoxedFunction<&host_dispatch>());
-    ++registered;
   }
   return registered;
 }

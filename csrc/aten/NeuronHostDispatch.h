@@ -18,8 +18,9 @@ TORCH_NEURONX_API void set_zero_copy(bool enabled);
 TORCH_NEURONX_API bool zero_copy_enabled();
 
 // Registers the host dispatch for PrivateUse1 on every aten op that has a CPU
-// kernel and a composite one, but no neuron kernel; returns how many. Called
-// once, after all libraries registered their kernels (torch_neuronx import).
+// kernel and a composite one, but no neuron kernel (and for the sparse neuron
+// keys where the op has a CPU sparse kernel); returns how many. Called once,
+// after all libraries registered their kernels (torch_neuronx import).
 TORCH_NEURONX_API int register_host_kernels();
 
 // The host dispatch itself, for native kernels that hand a call back to it.

@@ -2,6 +2,11 @@
 // need a CPU generator). Each op reserves counter space from the generator
 // (offset += numel rounded to 4), fills a host buffer in element order, and
 // writes it into the tensor in stream order. Same seed, same numbers.
+//
+// A CPU tensor drawn with a neuron generator (`torch.randn(n,
+// generator=neuron_gen)`, as Diffusers' randn_tensor does for neuron) reaches
+// these kernels too, since the generator decides the dispatch: it gets the
+// numbers the same call on neuron would give, and the offset advances.
 #include <ATen/core/DistributionsHelper.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -26,6 +31,8 @@ NeuronGeneratorImpl* generator_for(const at::Tensor& self, const std::optional<a
                 gen->device(), " generator");
     return at::check_generator<NeuronGeneratorImpl>(gen);
   }
+  TORCH_CHECK(self.is_privateuseone(), "a ", self.device(), " tensor reached a neuron random kernel without a ",
+              "neuron generator; please report the call");
   return at::check_generator<NeuronGeneratorImpl>(default_generator(self.device().index()));
 }
 
@@ -53,6 +60,10 @@ at::Tensor& generate(at::Tensor& self, const std::optional<at::Generator>& gen, 
     return block[w % 4];
   };
   for (int64_t i = 0; i < n; ++i) out[i] = fn(word, static_cast<uint64_t>(i) * words_per_element);
+  if (self.is_cpu()) {  // a CPU tensor drawn with a neuron generator: the same numbers, on the CPU
+    self.copy_(values.view(self.sizes()));
+    return self;
+  }
   prepare_host_access(self.device().index());
   host_view(self).copy_(values.view(self.sizes()));
   return self;

@@ -58,10 +58,11 @@ void ShmCollectives::wait_for_all_ranks(const std::string& what) {
 }
 
 void ShmCollectives::check_signature(const char* what, const CallSignature& mine) {
-  group_->publish_signature(mine);
+  const uint64_t call = ++calls_;
+  group_->publish_signature(call, mine);
   step(what);
   for (int r = 0; r < group_->world(); ++r) {
-    CallSignature other = group_->signature(r);
+    CallSignature other = group_->signature(call, r);
     if (other.op != mine.op || other.dtype != mine.dtype || other.numel != mine.numel || other.root != mine.root) {
       std::ostringstream o;
       o << describe(what) << ": ranks disagree on the call: rank " << group_->rank() << " called "

@@ -57,6 +57,7 @@ class ShmCollectives : public HostCollectives {
   std::string group_name_;
   std::chrono::milliseconds timeout_;
   uint64_t phase_ = 1;
+  uint64_t calls_ = 0;  // collectives checked so far (selects the signature buffer)
   std::vector<char> scratch_;  // this rank's part while it reduces
 };
 

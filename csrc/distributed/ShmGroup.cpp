@@ -28,7 +28,7 @@ constexpr size_t kPage = 4096;
 struct alignas(64) RankControl {
   std::atomic<uint64_t> phase{0};
   std::atomic<int32_t> pid{0};
-  CallSignature signature;
+  CallSignature signature[2];  // by call parity (ShmGroup::publish_signature)
 };
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -157,9 +157,11 @@ void ShmGroup::wait_for_change(uint32_t seen, std::chrono::milliseconds slice) {
 
 bool ShmGroup::rank_exited(int r) const { return process_exited(header_->ranks()[r].pid.load()); }
 
-void ShmGroup::publish_signature(const CallSignature& sig) { header_->ranks()[rank_].signature = sig; }
+void ShmGroup::publish_signature(uint64_t call, const CallSignature& sig) {
+  header_->ranks()[rank_].signature[call % 2] = sig;
+}
 
-CallSignature ShmGroup::signature(int r) const { return header_->ranks()[r].signature; }
+CallSignature ShmGroup::signature(uint64_t call, int r) const { return header_->ranks()[r].signature[call % 2]; }
 
 void ShmGroup::arrive(uint64_t phase) {
   header_->ranks()[rank_].phase.store(phase, std::memory_order_release);

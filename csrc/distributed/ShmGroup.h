@@ -75,8 +75,12 @@ class ShmGroup {
   // Rank r's process has exited (gone, or a zombie).
   bool rank_exited(int r) const;
 
-  void publish_signature(const CallSignature& sig);
-  CallSignature signature(int r) const;
+  // Signatures are double-buffered by call parity: a rank that finished call
+  // k may publish call k+1's signature (in the other buffer) while a slower
+  // rank still reads call k's. It cannot publish call k+2 before every rank
+  // has arrived at call k+1's check, that is, finished reading call k's.
+  void publish_signature(uint64_t call, const CallSignature& sig);
+  CallSignature signature(uint64_t call, int r) const;
 
   void arrive(uint64_t phase);
   // `what` names the collective and group in the error.

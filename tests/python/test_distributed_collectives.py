@@ -91,3 +91,36 @@ def test_every_collective_dtype_and_op_matches_a_local_reference(world, tmp_path
     assert_all_ok(results)
     assert all("checked" in r.stdout for r in results)
     assert shm_entries() <= before
+
+
+BARRIER_THEN_COLLECTIVE = """
+init()
+torch.neuron.set_device(RANK % torch.neuron.device_count())
+for i in range(ROUNDS):
+    dist.barrier(device_ids=[torch.neuron.current_device()] if i % 2 else None)
+    outs = [torch.empty(1, device="neuron") for _ in range(WORLD)]
+    dist.all_gather(outs, torch.full((1,), float(RANK * 1000 + i), device="neuron"))
+    assert [int(o.item()) for o in outs] == [r * 1000 + i for r in range(WORLD)], i
+    dist.all_reduce(torch.empty(0, device="neuron"))  # no data step, like a barrier
+print("rounds", ROUNDS)
+dist.destroy_process_group()
+"""
+
+
+def test_barrier_then_collective_never_mismatches_under_load(tmp_path):
+    # A barrier has no data step after its call check, so a rank released
+    # from it could publish its next call while a slower rank was still
+    # reading the barrier's: "ranks disagree" on a correct program (3 of 8
+    # runs on a loaded machine before the signatures were double-buffered).
+    # Four ranks on two cores, next to a busy process, several launches.
+    import subprocess
+    import sys
+
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        for launch_no in range(3):
+            results = launch("ROUNDS = 150\n" + BARRIER_THEN_COLLECTIVE, 4, tmp_path, timeout=180)
+            assert_all_ok(results)
+            assert all("rounds 150" in r.stdout for r in results), launch_no
+    finally:
+        hog.kill()

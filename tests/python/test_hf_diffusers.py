@@ -56,12 +56,12 @@ def embeds(model):
     return emb, mask
 
 
-def render(pipe, embeds, device) -> np.ndarray:
+def render(pipe, embeds, device, generator=None) -> np.ndarray:
     emb, mask = embeds
     with torch.no_grad():
         out = pipe(prompt_embeds=emb.to(device), prompt_embeds_mask=None if mask is None else mask.to(device),
                    height=SIZE, width=SIZE, num_inference_steps=STEPS, output_type="np",
-                   generator=torch.Generator("cpu").manual_seed(0))
+                   generator=generator or torch.Generator("cpu").manual_seed(0))
     return out.images[0]
 
 
@@ -80,6 +80,16 @@ def test_pipeline_runs_eagerly_on_neuron_and_gives_the_cpu_image(model, embeds):
     on_cpu = render(load(model, "cpu"), embeds, "cpu")
     assert on_neuron.shape == (SIZE, SIZE, 3) and on_neuron.std() > 0.01
     np.testing.assert_allclose(on_neuron, on_cpu, atol=1e-5)
+
+
+def test_a_neuron_generator_gives_reproducible_images(model, embeds):
+    # Diffusers draws the latents on the CPU with the pipeline's generator,
+    # also when it is a neuron generator: its Philox stream, landing on the CPU.
+    pipe = load(model, "neuron")
+    a, b = (render(pipe, embeds, "neuron", torch.Generator("neuron").manual_seed(7)) for _ in range(2))
+    c = render(pipe, embeds, "neuron", torch.Generator("neuron").manual_seed(8))
+    np.testing.assert_array_equal(a, b)
+    assert np.abs(a - c).max() > 0.01
 
 
 def test_compiled_repeated_blocks_give_the_eager_image(model, embeds, tmp_path, monkeypatch):

@@ -148,3 +148,22 @@ def test_histc_counts_integer_inputs_as_cuda_does():
     assert out.cpu().tolist() == [1, 2, 0, 3]  # 7 is outside [0, 3]: not counted
     f = torch.randn(100)
     assert torch.equal(torch.histc(f.to("neuron"), bins=7).cpu(), torch.histc(f, bins=7))
+
+
+def test_lazily_conjugated_and_negated_outputs_keep_their_bits():
+    # A CPU kernel may return a lazy .conj() or ._neg_view() of its result
+    # (vdot with a conjugated argument does); the neuron output keeps the bit.
+    torch.manual_seed(0)
+    v, w = torch.randn(6, dtype=torch.cfloat), torch.randn(6, dtype=torch.cfloat)
+    vd, wd = v.to("neuron"), w.to("neuron")
+    for got, want in ((torch.vdot(vd, wd.conj()), torch.vdot(v, w.conj())),
+                      (torch.vdot(vd.conj(), wd.conj()), torch.vdot(v.conj(), w.conj())),
+                      (torch.vdot(vd, (-wd).conj()), torch.vdot(v, (-w).conj()))):
+        assert torch.equal(got.cpu(), want)
+    a, b = torch.randn(2, 4, 4, dtype=torch.cdouble), torch.randn(2, 3, 4, dtype=torch.cdouble)
+    lu, piv = torch.linalg.lu_factor(a)
+    for adjoint in (False, True):
+        want = torch.linalg.lu_solve(lu, piv, b, left=False, adjoint=adjoint)
+        got = torch.linalg.lu_solve(lu.to("neuron"), piv.to("neuron"), b.to("neuron"), left=False, adjoint=adjoint)
+        torch.testing.assert_close(got.cpu(), want)
+    assert torch_neuronx.get_fallback_ops() == {}

@@ -137,3 +137,40 @@ def test_activation_checkpointing_replays_the_same_dropout_mask():
         grads.append(x.grad.clone())
         x.grad = None
     assert torch.equal(grads[0].cpu(), grads[1].cpu())
+
+
+def test_cpu_draws_with_a_neuron_generator():
+    # torch.randn(..., device="cpu", generator=<neuron generator>): the neuron
+    # generator's numbers, on the CPU, advancing its offset.
+    g = torch.Generator(device="neuron").manual_seed(21)
+    on_cpu = [torch.randn(4, 5, generator=g), torch.rand(7, generator=g), torch.randint(0, 9, (6,), generator=g),
+              torch.randn(3, generator=g, dtype=torch.bfloat16)]
+    assert all(t.device.type == "cpu" for t in on_cpu)
+    offset = g.get_state()[8:].view(torch.int64).item()
+    assert offset > 0
+    g.manual_seed(21)
+    on_neuron = [torch.randn(4, 5, generator=g, device="neuron"), torch.rand(7, generator=g, device="neuron"),
+                 torch.randint(0, 9, (6,), generator=g, device="neuron"),
+                 torch.randn(3, generator=g, device="neuron", dtype=torch.bfloat16)]
+    assert g.get_state()[8:].view(torch.int64).item() == offset
+    for c, n in zip(on_cpu, on_neuron):
+        assert torch.equal(c, n.cpu())
+    # Ops with no neuron kernel take a CPU generator seeded from the stream.
+    g.manual_seed(5)
+    p = torch.randperm(30, generator=g)
+    g.manual_seed(5)
+    assert torch.equal(torch.randperm(30, generator=g), p) and p.device.type == "cpu"
+    assert sorted(p.tolist()) == list(range(30))
+
+
+def test_diffusers_randn_tensor_with_a_neuron_generator():
+    from diffusers.utils.torch_utils import randn_tensor
+    draws = []
+    for _ in range(2):
+        g = torch.Generator(device="neuron").manual_seed(42)
+        draws.append(randn_tensor((2, 4, 8, 8), generator=g, device=torch.device("neuron"), dtype=torch.float32))
+    assert draws[0].device.type == "neuron"
+    assert torch.equal(draws[0].cpu(), draws[1].cpu())
+    lists = randn_tensor((2, 3), generator=[torch.Generator("neuron").manual_seed(s) for s in (1, 2)],
+                         device=torch.device("neuron"))
+    assert lists.shape == (2, 3) and not torch.equal(lists[0].cpu(), lists[1].cpu())

@@ -53,7 +53,9 @@ def to_neuron(x):
 
 def device_memory_problem(out) -> str | None:
     """None if every neuron tensor in out lives in memory of the neuron allocator."""
-    for t in tree_flatten(out)[0]:
+    leaves = tree_flatten(out)[0]
+    leaves += [p for t in leaves if isinstance(t, torch.Tensor) and t.is_sparse for p in (t._indices(), t._values())]
+    for t in leaves:
         if (isinstance(t, torch.Tensor) and t.device.type == "neuron" and t.layout == torch.strided
                 and not t._is_zerotensor()):  # zero tensors have no memory at all
             storage = t.untyped_storage()
@@ -79,6 +81,10 @@ def compare(cpu_out, dev_out, exact: bool) -> str | None:
                 return f"output on {d.device}, not neuron"
             if c.shape != d.shape or c.dtype != d.dtype:
                 return f"shape/dtype {tuple(d.shape)}/{d.dtype} vs cpu {tuple(c.shape)}/{c.dtype}"
+            if c.layout != d.layout:
+                return f"layout {d.layout} vs cpu {c.layout}"
+            if c.layout != torch.strided:  # sparse: compared by value
+                c, d = c.to_dense(), d.to_dense()
             if exact:
                 dc = d.cpu()
                 if c.dtype == torch.complex32:
