@@ -122,6 +122,79 @@ def test_accelerate_single_process_bf16_gather_and_reduce():
     assert torch.equal(acc.gather(t).cpu(), t.cpu()) and torch.equal(acc.reduce(t, "sum").cpu(), t.cpu())
 
 
+def test_accelerate_prepare_after_the_optimizer_was_built_trains():
+    # Users build the optimizer on the CPU model, then prepare(): the model
+    # moves to neuron keeping its parameter objects, so the optimizer steps them.
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state(True)
+    torch.manual_seed(0)
+    acc = Accelerator()
+    model = torch.nn.Linear(6, 1)
+    before = model.weight.detach().clone()
+    opt = torch.optim.AdamW(model.parameters(), lr=0.1)
+    model, opt = acc.prepare(model, opt)
+    assert model.weight.device.type == "neuron"
+    assert opt.param_groups[0]["params"][0] is model.weight
+    for _ in range(3):
+        opt.zero_grad()
+        acc.backward(model(torch.randn(4, 6, device=acc.device)).pow(2).mean())
+        opt.step()
+    assert not torch.equal(model.weight.detach().cpu(), before)
+
+
+def test_accelerate_refuses_fp16_on_neuron_and_manual_fp16_amp_trains():
+    # accelerate 1.15.0 allows fp16 mixed precision only on the devices it
+    # lists (docs/hf-compat.md). bf16 is Trainium's own format and works; fp16
+    # AMP works through PyTorch's own API.
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state(True)
+    with pytest.raises(ValueError, match="fp16 mixed precision requires a device in .*not 'neuron'"):
+        Accelerator(mixed_precision="fp16")
+    AcceleratorState._reset_state(True)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)).to("neuron")
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    scaler = torch.amp.GradScaler("neuron")
+    x, y = torch.randn(32, 8, device="neuron"), torch.randn(32, 1, device="neuron")
+    losses = []
+    for _ in range(20):
+        opt.zero_grad()
+        with torch.autocast("neuron", dtype=torch.float16):
+            out = model(x)
+            assert out.dtype == torch.float16
+            loss = torch.nn.functional.mse_loss(out.float(), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.item())
+    assert losses[-1] < 0.8 * losses[0]
+
+
+def test_peft_loads_adapters_onto_neuron_by_default_and_with_an_index(artifacts, tmp_path):
+    # PEFT's infer_device() knows no neuron and loads adapter weights on the
+    # CPU, then copies them into the model on neuron; safetensors rejects the
+    # name "neuron" (torch_device="neuron"), an index works.
+    from peft import LoraConfig, PeftModel, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(artifacts / "qwen3-tiny", device_map="neuron")
+    peft_model = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False))
+    peft_model.save_pretrained(tmp_path / "adapter")
+    ids = torch.tensor([[1, 2, 3, 4]], device="neuron")
+    with torch.no_grad():
+        ref = peft_model(ids).logits.cpu()
+    for kwargs in ({}, {"torch_device": 0}):
+        base = AutoModelForCausalLM.from_pretrained(artifacts / "qwen3-tiny", device_map="neuron")
+        loaded = PeftModel.from_pretrained(base, tmp_path / "adapter", **kwargs)
+        assert all(p.device.type == "neuron" for p in loaded.parameters())
+        with torch.no_grad():
+            torch.testing.assert_close(loaded(ids).logits.cpu(), ref)
+
+
 ACCELERATE_SCRIPT = """
 import torch
 from accelerate import Accelerator
@@ -206,3 +279,24 @@ def test_generate_samples_on_neuron_reproducibly_under_a_seed(artifacts):
     assert runs[0] != runs[2], "another seed sampled the same 12 tokens"
     greedy = model.generate(ids, do_sample=False, max_new_tokens=12, min_new_tokens=12).tolist()
     assert runs[0] != greedy
+
+
+def test_attention_implementations_on_neuron():
+    # Transformers' "sdpa" (its default) and "eager" run on neuron with the
+    # CPU's logits. torch's flex_attention accepts only the devices it lists
+    # (torch/nn/attention/flex_attention.py `_validate_device`): a clear
+    # ValueError on neuron, documented in docs/hf-compat.md.
+    from torch.nn.attention.flex_attention import flex_attention
+    from torch_neuronx.testing import tiny_causal_lm
+
+    ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
+    for impl in ("sdpa", "eager"):
+        cpu, dev = tiny_causal_lm("llama", device="cpu"), tiny_causal_lm("llama", device="neuron")
+        for m in (cpu, dev):
+            m.set_attn_implementation(impl)
+            assert m.config._attn_implementation == impl
+        with torch.no_grad():
+            torch.testing.assert_close(dev(ids.to("neuron")).logits.cpu(), cpu(ids).logits, rtol=1e-4, atol=1e-4)
+    q = torch.randn(1, 2, 8, 16, device="neuron")
+    with pytest.raises(ValueError, match="FlexAttention is only supported on .* Found input tensors on neuron"):
+        flex_attention(q, q, q)
