@@ -31,7 +31,7 @@ SFT_FLAGS = ["--dataset_train_split", "train_sft", "--dtype", "bfloat16", "--max
              "--packing", "true", "--packing_strategy", "wrapped", "--learning_rate", "3e-3",
              "--warmup_steps", "0.03", "--num_train_epochs", "3", "--logging_steps", "5",
              "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "1",
-             "--save_only_model", "true", "--save_strategy", "no", "--torch_compile", "true", "--report_to", "none"]
+             "--save_only_model", "true", "--torch_compile", "true", "--report_to", "none"]
 
 
 def section(title: str) -> None:
