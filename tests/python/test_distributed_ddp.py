@@ -1,10 +1,11 @@
 """DistributedDataParallel on the neuron process group: gradients averaged
 across ranks, with the default hook and the fp16 / bf16 compression hooks.
 
-DDP refuses torch's own `bf16_compress_hook` by its name unless CUDA with
-NCCL 2.10+ or XPU is present (`DistributedDataParallel._check_comm_hook`);
-the neuron group reduces bfloat16 itself, so the same hook under another name
-works (docs/hf-compat.md)."""
+DDP accepts torch's own `bf16_compress_hook` by its name only when torch is
+built with CUDA and NCCL 2.10+ or XPU (`DistributedDataParallel._check_comm_hook`):
+the project's torch 2.14.1 is such a build, so the hook works by name; the
+same hook under another name (the workaround on a CPU-only build of torch)
+works too (docs/hf-compat.md)."""
 
 from dist_launch import assert_all_ok, launch
 
@@ -37,11 +38,7 @@ torch.testing.assert_close(grads(None), expected, rtol=1e-5, atol=1e-5)
 torch.testing.assert_close(grads(default_hooks.fp16_compress_hook), expected, rtol=1e-2, atol=1e-2)
 bf16_hook = lambda state, bucket: default_hooks.bf16_compress_hook(state, bucket)  # noqa: E731
 torch.testing.assert_close(grads(bf16_hook), expected, rtol=2e-2, atol=2e-2)
-try:
-    grads(default_hooks.bf16_compress_hook)
-    raise AssertionError("DDP accepted torch's bf16_compress_hook by name: update docs/hf-compat.md")
-except TypeError as e:
-    assert "BF16 all reduce communication hook required CUDA" in str(e), e
+torch.testing.assert_close(grads(default_hooks.bf16_compress_hook), expected, rtol=2e-2, atol=2e-2)
 print("ddp ok")
 dist.destroy_process_group()
 """
