@@ -44,9 +44,10 @@ def _register() -> None:
     torch._register_device_module("neuron", device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     _C._register_host_kernels()  # CPU kernels over composite ones, once every library is loaded
-    from . import _distributed
+    from . import _distributed, _exit
 
     _distributed.register()
+    _exit.register()
 
 
 _register()

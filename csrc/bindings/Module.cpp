@@ -114,6 +114,9 @@ PYBIND11_MODULE(_C, m) {
     TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());
     return *pg;
   };
+  m.def("_drain_process_groups", [](double limit_s) {
+    ProcessGroupNeuron::drain_all(std::chrono::milliseconds(static_cast<int64_t>(limit_s * 1000)));
+  }, py::call_guard<py::gil_scoped_release>());
   m.def("_process_group_host_count", [](const BackendPtr& b) { return as_neuron(b).host_count(); });
   m.def("_process_group_tcp_bytes", [](const BackendPtr& b) { return as_neuron(b).tcp_bytes(); });
   m.def("_process_group_shm_bytes", [](const BackendPtr& b) { return as_neuron(b).shm_bytes(); });

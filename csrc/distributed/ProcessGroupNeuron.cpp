@@ -16,6 +16,13 @@ namespace {
 constexpr size_t kSlotBytes = 4u << 20;  // per rank; larger tensors move in chunks
 constexpr size_t kRingBytes = 1u << 20;  // per ordered pair of ranks, for send / recv
 
+// Every live group, for drain_all.
+std::mutex live_mu;
+std::vector<ProcessGroupNeuron*>& live_groups() {
+  static auto* groups = new std::vector<ProcessGroupNeuron*>();  // leaked: used during exit
+  return *groups;
+}
+
 }  // namespace
 
 using namespace dist::args;
@@ -48,6 +55,8 @@ ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& st
     p2p_ = std::make_unique<dist::ShmPointToPoint>(shm_->group(), group_name_, timeout);
   }
   worker_ = std::thread([this] { worker_loop(); });
+  std::lock_guard<std::mutex> lock(live_mu);
+  live_groups().push_back(this);
 }
 
 std::unique_ptr<dist::ShmCollectives> ProcessGroupNeuron::join_host_segment(
@@ -85,6 +94,11 @@ std::unique_ptr<dist::ShmCollectives> ProcessGroupNeuron::join_host_segment(
 }
 
 ProcessGroupNeuron::~ProcessGroupNeuron() {
+  {
+    std::lock_guard<std::mutex> lock(live_mu);
+    auto& groups = live_groups();
+    groups.erase(std::remove(groups.begin(), groups.end(), this), groups.end());
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -127,10 +141,22 @@ void ProcessGroupNeuron::worker_loop() {
       if (queue_.empty()) return;  // stopping, and every queued collective ran
       item = std::move(queue_.front());
       queue_.pop_front();
+      busy_ = true;
     }
     item();
     std::lock_guard<std::mutex> lock(mu_);
     finished_.push_back(std::move(item));
+    busy_ = false;
+    idle_cv_.notify_all();
+  }
+}
+
+void ProcessGroupNeuron::drain_all(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::lock_guard<std::mutex> live(live_mu);  // a group's destructor waits for this
+  for (ProcessGroupNeuron* pg : live_groups()) {
+    std::unique_lock<std::mutex> lock(pg->mu_);
+    pg->idle_cv_.wait_until(lock, deadline, [&] { return pg->queue_.empty() && !pg->busy_; });
   }
 }
 

@@ -46,6 +46,13 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
 
   const std::string getBackendName() const override { return "neuron"; }
 
+  // Waits, at most `limit`, until every live group's worker is idle. Called at
+  // interpreter exit with the GIL released: a worker completing a Work runs and
+  // then destroys the Future's callbacks, which may hold Python functions
+  // (Future.then in DDP's comm hooks); releasing those needs the GIL, and a
+  // thread that takes the GIL while Python finalizes is terminated (abort).
+  static void drain_all(std::chrono::milliseconds limit);
+
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
@@ -145,6 +152,8 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   std::deque<std::function<void()>> queue_;
   std::vector<std::function<void()>> finished_;
   bool stop_ = false;
+  bool busy_ = false;  // the worker is running an item
+  std::condition_variable idle_cv_;
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<c10d::Work>> coalesced_;
   std::atomic<uint64_t> shm_bytes_{0};
