@@ -6,9 +6,12 @@ no machine here reaches a model hub:
 - `<out>/qwen3-tiny` and `<out>/llama-tiny`: small random-weight causal LMs
   (Qwen3- and Llama-style) saved as ordinary model directories with that
   tokenizer;
-- `<out>/qwen-image-tiny`: a small random-weight Qwen-Image text-to-image
-  pipeline (diffusers) whose transformer has a tensor-parallel plan, with that
-  tokenizer (examples/build_diffusion_pipeline.py);
+- `<out>/qwen-image21-tiny`: a small random-weight Qwen-Image 2.1
+  text-to-image pipeline (diffusers; the source's Diffusers script's) whose
+  transformer has a tensor-parallel plan, with a Qwen3-VL processor built on
+  that tokenizer (examples/build_qwen_image21_pipeline.py);
+- `<out>/flux-tiny`: a small random-weight FLUX.1 pipeline (CLIP and T5 text
+  encoders and tokenizers made here; examples/build_flux_pipeline.py);
 - `<out>/qa-chat`: a chat dataset in UltraChat's format (a `messages` column;
   splits `train_sft` and `test_sft`) saved as parquet files that
   `datasets.load_dataset(path, split="train_sft")` reads. The conversations
@@ -125,11 +128,16 @@ def main(argv=None) -> Path:
         if pending(f"{arch}-tiny"):
             build_model(arch, tokenizer, out / f"{arch}-tiny")
             mark(f"{arch}-tiny")
-    if pending("qwen-image-tiny"):
-        from build_diffusion_pipeline import build_qwen_image_pipeline
+    if pending("qwen-image21-tiny"):
+        from build_qwen_image21_pipeline import build_qwen_image21_pipeline
 
-        build_qwen_image_pipeline(tokenizer, out / "qwen-image-tiny")
-        mark("qwen-image-tiny")
+        build_qwen_image21_pipeline(out / "tokenizer", out / "qwen-image21-tiny")
+        mark("qwen-image21-tiny")
+    if pending("flux-tiny"):
+        from build_flux_pipeline import build_flux_pipeline
+
+        build_flux_pipeline(out / "flux-tiny")
+        mark("flux-tiny")
     if pending("qa-chat"):
         build_dataset(out / "qa-chat", rows)
         mark("qa-chat")

@@ -14,6 +14,12 @@ unchanged on 2 emulated NeuronCores.
    answers from it with TP=2, static cache, chunked prefill and compiled
    decode (examples/demo_generate.py), printing tokens/s, recompilations and
    CPU fallbacks.
+4. Runs the source's generation script as written (examples/generate_tp.py,
+   128 new tokens, 512-token prefill chunks) on the checkpoint, TP=2.
+5. Runs the source's Diffusers script as written (examples/diffusers_tp.py)
+   with a tiny Qwen-Image 2.1 pipeline, TP=2 with compiled repeated blocks,
+   at 256x256 in 8 steps (the source's 1024x1024 in 40 steps takes minutes
+   here), saving the PNG.
 
 Run: make demo   (or .venv/bin/python examples/demo.py [--out build/demo])
 """
@@ -81,6 +87,16 @@ def main() -> None:
 
     section("3. generation from the checkpoint, TP=2, static cache, compiled decode")
     torchrun(HERE / "demo_generate.py", [str(checkpoint)], env)
+
+    section("4. the source's generation script on the checkpoint, TP=2")
+    torchrun(HERE / "generate_tp.py", [], dict(env, MODEL_ID=str(checkpoint)))
+
+    section("5. the source's Diffusers script: Qwen-Image 2.1, TP=2, compiled blocks")
+    png = args.out / "capybara.png"
+    start = time.perf_counter()
+    torchrun(HERE / "diffusers_tp.py", [], dict(env, MODEL_ID=str(artifacts / "qwen-image21-tiny"),
+                                                DIFFUSERS_SIZE="256", DIFFUSERS_STEPS="8", OUT_PNG=str(png)))
+    print(f"rendered {png} in {time.perf_counter() - start:.0f} s")
 
 
 if __name__ == "__main__":
