@@ -37,8 +37,8 @@ _DRAIN_LIMIT_S = 10.0
 
 def _flush_autograd_device_threads() -> None:
     neuron = torch.neuron
-    if not neuron.is_initialized():
-        return
+    if not neuron.is_initialized() or neuron._is_in_bad_fork():
+        return  # no backward ran on neuron in this process
     for index in range(neuron.device_count()):
         if neuron.max_memory_reserved(index) == 0:
             continue  # never held a tensor: no backward ran there
