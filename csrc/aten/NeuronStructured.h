@@ -128,6 +128,14 @@ class Op final : public Base {
   std::optional<at::Tensor> proxy_;
 };
 
+// Whether a call must take the host dispatch although its dtypes suit the CPU
+// kernel: the kernel branches on the device for it. Specialized per family.
+template <class Base>
+struct TakesHostDispatch {
+  template <class... A>
+  static bool check(const A&...) { return false; }
+};
+
 // The three entry points of one structured family. Rest are the meta
 // arguments after self. A call the CPU kernel cannot take as it is (see
 // Op::ready_for_cpu_kernel) goes to the host dispatch, boxed, unchanged; so
@@ -141,7 +149,9 @@ struct Kernels {
     check_devices(self, rest...);
     Op<Base, Mode::kFunctional> op;
     op.meta(self, rest...);
-    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel()) return on_host(*functional_op, self, rest...).toTensor();
+    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel() || TakesHostDispatch<Base>::check(self, rest...)) {
+      return on_host(*functional_op, self, rest...).toTensor();
+    }
     run(op, self, rest...);
     return op.take();
   }
@@ -149,7 +159,9 @@ struct Kernels {
     check_devices(self, rest...);
     Op<Base, Mode::kInPlace> op(self);
     op.meta(self, rest...);
-    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel()) return on_host(*inplace_op, self, rest...), self;
+    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel() || TakesHostDispatch<Base>::check(self, rest...)) {
+      return on_host(*inplace_op, self, rest...), self;
+    }
     run(op, self, rest...);
     return self;
   }
@@ -157,7 +169,9 @@ struct Kernels {
     check_devices(self, rest...);
     Op<Base, Mode::kOut> op(out);
     op.meta(self, rest...);
-    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel()) return on_host(*out_op, self, rest..., out), out;
+    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel() || TakesHostDispatch<Base>::check(self, rest...)) {
+      return on_host(*out_op, self, rest..., out), out;
+    }
     run(op, self, rest...);
     return out;
   }

@@ -4,7 +4,8 @@
 // (NeuronHostDispatch.cpp). To add a family: include its <op>_native.h, add
 // one register_family line, and forward the DispatchStubs its impl calls
 // (NeuronCpuStubs.cpp). Only families whose CPU impl does not branch on the
-// device belong here (the OpInfo sweep checks them bitwise against the CPU).
+// device belong here (the OpInfo sweep checks them bitwise against the CPU),
+// or whose calls that do branch TakesHostDispatch sends to the host dispatch.
 #include <ATen/EmptyTensor.h>
 #include <ATen/ops/_log_softmax_native.h>
 #include <ATen/ops/_log_softmax_backward_data_native.h>
@@ -86,6 +87,29 @@ void check_same_device(const char* op, const at::Tensor& first, std::initializer
                 " and ", t->device(), "! (in ", op, ")");
   }
 }
+
+namespace structured {
+
+// bmm and baddbmm in bfloat16 / half try oneDNN's matmul first, which accepts
+// only CPU tensors: on device memory it fails, warns, and turns oneDNN off for
+// the whole process (torch.backends.mkldnn.enabled becomes False). The host
+// dispatch hands the kernel CPU views, which oneDNN takes.
+inline bool reduced_precision(const at::Tensor& t) {
+  return t.scalar_type() == at::kBFloat16 || t.scalar_type() == at::kHalf;
+}
+template <>
+struct TakesHostDispatch<at::native::structured_bmm_out_cpu> {
+  static bool check(const at::Tensor& self, const at::Tensor&) { return reduced_precision(self); }
+};
+template <>
+struct TakesHostDispatch<at::native::structured_baddbmm_out_cpu> {
+  template <class... A>
+  static bool check(const at::Tensor& self, const at::Tensor& batch1, const A&...) {
+    return reduced_precision(self) || reduced_precision(batch1);
+  }
+};
+
+}  // namespace structured
 
 namespace {
 
