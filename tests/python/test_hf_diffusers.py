@@ -1,10 +1,12 @@
-"""Diffusers on neuron with the tiny local Qwen-Image 2.1 pipeline of
-examples/build_artifacts.py (the source's Diffusers script's pipeline): eager on neuron gives the CPU's image; the
-transformer's repeated blocks compile with the neuron backend (fullgraph,
-static shapes) and give the eager image; TensorParallelConfig shards the
-transformer as it loads; the source's TP script (examples/diffusers_tp.py)
-on 2 processes saves a PNG equal to the one-process image within bf16
-tolerance."""
+"""Diffusers on neuron with the tiny local pipelines of
+examples/build_artifacts.py. Qwen-Image 2.1 (the source's Diffusers script's
+pipeline): eager on neuron gives the CPU's image; the transformer's repeated
+blocks compile with the neuron backend (fullgraph, static shapes) and give the
+eager image; TensorParallelConfig shards the transformer as it loads; the
+source's TP script (examples/diffusers_tp.py) on 2 processes saves a PNG equal
+to the one-process image within bf16 tolerance. FLUX.1: eager gives the CPU's
+image, and examples/flux_tp.py (compiled, TP) gives the eager image on 1 and 2
+processes."""
 
 import sys
 
