@@ -128,8 +128,9 @@ class Op final : public Base {
   std::optional<at::Tensor> proxy_;
 };
 
-// Whether a call must take the host dispatch although its dtypes suit the CPU
-// kernel: the kernel branches on the device for it. Specialized per family.
+// Whether a call must take the host dispatch because the CPU kernel branches on
+// the device for it; decided before the meta function, so that no neuron
+// output is allocated for it. Specialized per family.
 template <class Base>
 struct TakesHostDispatch {
   template <class... A>
@@ -147,31 +148,28 @@ struct Kernels {
 
   static at::Tensor functional(const at::Tensor& self, Rest... rest) {
     check_devices(self, rest...);
+    if (TakesHostDispatch<Base>::check(self, rest...)) return on_host(*functional_op, self, rest...).toTensor();
     Op<Base, Mode::kFunctional> op;
     op.meta(self, rest...);
-    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel() || TakesHostDispatch<Base>::check(self, rest...)) {
-      return on_host(*functional_op, self, rest...).toTensor();
-    }
+    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel()) return on_host(*functional_op, self, rest...).toTensor();
     run(op, self, rest...);
     return op.take();
   }
   static at::Tensor& inplace(at::Tensor& self, Rest... rest) {
     check_devices(self, rest...);
+    if (TakesHostDispatch<Base>::check(self, rest...)) return on_host(*inplace_op, self, rest...), self;
     Op<Base, Mode::kInPlace> op(self);
     op.meta(self, rest...);
-    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel() || TakesHostDispatch<Base>::check(self, rest...)) {
-      return on_host(*inplace_op, self, rest...), self;
-    }
+    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel()) return on_host(*inplace_op, self, rest...), self;
     run(op, self, rest...);
     return self;
   }
   static at::Tensor& out(const at::Tensor& self, Rest... rest, at::Tensor& out) {
     check_devices(self, rest...);
+    if (TakesHostDispatch<Base>::check(self, rest...)) return on_host(*out_op, self, rest..., out), out;
     Op<Base, Mode::kOut> op(out);
     op.meta(self, rest...);
-    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel() || TakesHostDispatch<Base>::check(self, rest...)) {
-      return on_host(*out_op, self, rest..., out), out;
-    }
+    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel()) return on_host(*out_op, self, rest..., out), out;
     run(op, self, rest...);
     return out;
   }
