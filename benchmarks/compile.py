@@ -29,7 +29,7 @@ import torch
 from transformers import CompileConfig
 
 import torch_neuronx
-from torch_neuronx.testing import tiny_causal_lm
+from torch_neuronx.tiny_models import tiny_causal_lm
 from _timing import median_seconds
 
 SIZE = dict(hidden_size=256, layers=4, vocab_size=2048, max_position_embeddings=512)
