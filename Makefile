@@ -63,7 +63,7 @@ bench: build
 
 sweep: build
 	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv
-	$(PY) tests/sweep/architecture_sweep.py --out docs/architectures.md
+	$(PY) tests/sweep/architecture_sweep.py --out docs/model-coverage.md
 
 clean:
 	rm -rf build

@@ -13,7 +13,7 @@ cache) with a static cache and decode compiled by the `neuron` backend.
   column's denominator.
 
 Run: make sweep   (or .venv/bin/python tests/sweep/architecture_sweep.py
-                   [--only a,b] [--no-compile] [--compile-budget MIN] [--out docs/architectures.md])
+                   [--only a,b] [--no-compile] [--compile-budget MIN] [--out docs/model-coverage.md])
 Targets: identical tokens for >= 95% of the architectures that generate on the
 CPU eagerly, and >= 90% of those with a static cache in compiled mode.
 """
