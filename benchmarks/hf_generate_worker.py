@@ -15,16 +15,13 @@ The first generate warms up (and compiles); the median of the next ones counts.
 import argparse
 import json
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 import torch_neuronx
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-from demo_generate import (NEW_TOKENS, QUESTIONS, load_tp_model, make_generation_config,  # noqa: E402
-                           make_inputs)
+import _paths  # noqa: F401  (the repository root on sys.path, for `examples`)
+from examples.demo_generate import NEW_TOKENS, QUESTIONS, load_tp_model, make_generation_config, make_inputs
 
 
 def load(model_id: str, tp: bool, device: str):

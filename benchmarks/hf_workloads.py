@@ -24,11 +24,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _paths import ROOT
+
 HERE = ROOT / "benchmarks"
-sys.path.insert(0, str(ROOT / "examples"))
 
 
 def run(worker: str, args: list[str], nproc: int = 0) -> dict:
@@ -52,7 +51,7 @@ def table(title: str, unit: str, rows: list[tuple[str, dict]], key: str, base: s
 
 
 def main() -> None:
-    import build_artifacts
+    from examples import build_artifacts
 
     artifacts = build_artifacts.main(["--out", str(ROOT / "build" / "artifacts")])
     model, dataset = str(artifacts / "qwen3-tiny"), str(artifacts / "qa-chat")

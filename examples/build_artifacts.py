@@ -129,12 +129,18 @@ def main(argv=None) -> Path:
             build_model(arch, tokenizer, out / f"{arch}-tiny")
             mark(f"{arch}-tiny")
     if pending("qwen-image21-tiny"):
-        from build_qwen_image21_pipeline import build_qwen_image21_pipeline
+        if __package__:  # imported as examples.build_artifacts (tests, benchmarks)
+            from .build_qwen_image21_pipeline import build_qwen_image21_pipeline
+        else:  # run as a script, or imported by a script in examples/
+            from build_qwen_image21_pipeline import build_qwen_image21_pipeline
 
         build_qwen_image21_pipeline(out / "tokenizer", out / "qwen-image21-tiny")
         mark("qwen-image21-tiny")
     if pending("flux-tiny"):
-        from build_flux_pipeline import build_flux_pipeline
+        if __package__:
+            from .build_flux_pipeline import build_flux_pipeline
+        else:
+            from build_flux_pipeline import build_flux_pipeline
 
         build_flux_pipeline(out / "flux-tiny")
         mark("flux-tiny")

@@ -66,8 +66,7 @@ def main() -> None:
     env.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
     section("1. local artifacts (no model hub here)")
-    sys.path.insert(0, str(HERE))
-    import build_artifacts
+    import build_artifacts  # a sibling: a script's own folder is on sys.path
 
     artifacts = build_artifacts.main(["--out", str(args.out / "artifacts")])
 
