@@ -5,14 +5,15 @@
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
 
-#include "aten/NeuronHostDispatch.h"
+#include "dispatch/NeuronHostDispatch.h"
+#include "dispatch/NeuronOpTracking.h"
+#include "dispatch/NeuronOutputScope.h"
 #include "distributed/ProcessGroupNeuron.h"
-#include "aten/NeuronOutputScope.h"
-#include "aten/NeuronOpTracking.h"
 #include "runtime/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronGenerator.h"
 #include "runtime/NeuronHal.h"
+#include "runtime/NeuronHostAccess.h"
 #include "runtime/NeuronStream.h"
 
 namespace py = pybind11;
@@ -41,7 +42,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_get_device_properties", [](int d) {
     nhal_device_properties p = device_properties(static_cast<c10::DeviceIndex>(d));
     return py::make_tuple(std::string(p.name), p.total_memory, p.cores_per_device, p.physical_core,
-                          (p.capabilities & NHAL_DEVICE_CAP_HOST_ADDRESSABLE) != 0);
+                          host_addressable(static_cast<c10::DeviceIndex>(d)));
   });
   m.def("_synchronize", [](int d) {
     py::gil_scoped_release no_gil;
@@ -74,6 +75,17 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_zero_copy", &set_zero_copy);
   m.def("_zero_copy_enabled", &zero_copy_enabled);
   m.def("_register_host_kernels", &register_host_kernels);
+
+  // Host access to device memory.
+  m.def("_host_addressable", [](int d) { return host_addressable(static_cast<c10::DeviceIndex>(d)); });
+  m.def("_wait_for_producers", [](int d) { wait_for_producers(resolve_device(static_cast<c10::DeviceIndex>(d))); },
+        py::call_guard<py::gil_scoped_release>());
+  m.def("_host_staging_stats", [] {
+    StagingStats s = staging_stats();
+    return py::dict(py::arg("to_host_copies") = s.to_host_copies, py::arg("to_host_bytes") = s.to_host_bytes,
+                    py::arg("to_device_copies") = s.to_device_copies, py::arg("to_device_bytes") = s.to_device_bytes);
+  });
+  m.def("_reset_host_staging_stats", &reset_staging_stats);
 
   m.def(
       "_create_process_group",
@@ -120,4 +132,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_process_group_host_count", [](const BackendPtr& b) { return as_neuron(b).host_count(); });
   m.def("_process_group_tcp_bytes", [](const BackendPtr& b) { return as_neuron(b).tcp_bytes(); });
   m.def("_process_group_shm_bytes", [](const BackendPtr& b) { return as_neuron(b).shm_bytes(); });
+  m.def("_process_group_run_collective",
+        [](const BackendPtr& b, const std::string& name, std::vector<at::Tensor> inputs,
+           std::vector<at::Tensor> outputs, int root) { return as_neuron(b).run_named(name, inputs, outputs, root); });
 }

@@ -2,7 +2,6 @@
 
 #include <c10/util/Exception.h>
 
-#include "aten/NeuronHostAccess.h"
 
 namespace torch_neuronx::dist::args {
 
@@ -61,16 +60,18 @@ ReduceSpec reduce_spec(const c10d::ReduceOp& op, c10::ScalarType dtype, const ch
   return spec;
 }
 
-void check_root(int64_t root, int world, const char* what) {
-  TORCH_CHECK(root >= 0 && root < world, what, ": root rank ", root, " is outside the group of ", world,
-              " (pass a rank of the group)");
+void check_like(const at::Tensor& t, const at::Tensor& like, const char* what, const char* role) {
+  check_tensor(t, what);
+  TORCH_CHECK(t.numel() == like.numel() && t.scalar_type() == like.scalar_type(), what, ": every ", role,
+              " tensor must hold ", like.numel(), " elements of ", like.scalar_type(), ", got ", t.numel(), " x ",
+              t.scalar_type());
 }
 
-void wait_for_producers(const std::vector<at::Tensor>& ts) {
-  for (const at::Tensor& t : ts) {
-    if (t.is_privateuseone()) prepare_host_access(t.device().index());
-  }
+HostCall call_of(const at::Tensor& t) {
+  HostCall call;
+  call.dtype = t.scalar_type();
+  call.numel = static_cast<size_t>(t.numel());
+  return call;
 }
-
 
 }  // namespace torch_neuronx::dist::args

@@ -8,7 +8,7 @@
 #include <exception>
 #include <vector>
 
-#include "distributed/ShmCollectives.h"
+#include "distributed/Collectives.h"
 
 namespace torch_neuronx::dist::args {
 
@@ -19,9 +19,10 @@ std::exception_ptr as_dist_backend_error(const std::exception& e);
 void check_tensor(const at::Tensor& t, const char* what);
 // The one tensor of a single-tensor call, checked.
 const at::Tensor& single(const std::vector<at::Tensor>& ts, const char* what);
-void check_root(int64_t root, int world, const char* what);
+// check_tensor, and t holds like's element count and dtype.
+void check_like(const at::Tensor& t, const at::Tensor& like, const char* what, const char* role);
 ReduceSpec reduce_spec(const c10d::ReduceOp& op, c10::ScalarType dtype, const char* what);
-// Inputs are ready once the caller's current stream reached this point.
-void wait_for_producers(const std::vector<at::Tensor>& ts);
+// A HostCall of t's dtype and element count (buffers set on the worker).
+HostCall call_of(const at::Tensor& t);
 
 }  // namespace torch_neuronx::dist::args

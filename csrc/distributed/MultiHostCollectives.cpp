@@ -25,7 +25,7 @@ c10d::ReduceOp gloo_op(Reduce op) {
 
 }  // namespace
 
-at::Tensor host_view(const void* data, size_t numel, c10::ScalarType dtype) {
+at::Tensor wrap_host_bytes(const void* data, size_t numel, c10::ScalarType dtype) {
   return at::from_blob(const_cast<void*>(data), {static_cast<int64_t>(numel)},
                        at::TensorOptions().dtype(dtype).device(at::kCPU));
 }
@@ -46,7 +46,6 @@ void MultiHostCollectives::wait_for(const c10::intrusive_ptr<c10d::Work>& work, 
 }
 
 void MultiHostCollectives::barrier() {
-  local_.barrier();
   wait_for(world_->barrier(), "barrier", 0);
 }
 
@@ -54,21 +53,21 @@ void MultiHostCollectives::allreduce(void* data, size_t numel, c10::ScalarType d
   ReduceSpec within_host = spec;
   within_host.average = false;  // divided once, after the sum over every host
   const size_t bytes = numel * c10::elementSize(dtype);
-  local_.reduce(data, numel, dtype, within_host, /*root=*/0);
+  local_.reduce_chunks("allreduce", data, numel, dtype, within_host, /*root=*/0);
   on_host(bytes);
   if (leaders_) {
-    std::vector<at::Tensor> t{host_view(data, numel, dtype)};
+    std::vector<at::Tensor> t{wrap_host_bytes(data, numel, dtype)};
     c10d::AllreduceOptions opts;
     opts.reduceOp = gloo_op(spec.op);
     wait_for(leaders_->allreduce(t, opts), "allreduce", bytes);
     if (spec.average) scale(data, numel, dtype, world_size_, /*divide=*/true);
   }
-  local_.broadcast(data, numel, dtype, /*root=*/0);
+  local_.broadcast_chunks("allreduce", data, bytes, /*root=*/0);
   on_host(bytes);
 }
 
 void MultiHostCollectives::broadcast(void* data, size_t numel, c10::ScalarType dtype, int root) {
-  std::vector<at::Tensor> t{host_view(data, numel, dtype)};
+  std::vector<at::Tensor> t{wrap_host_bytes(data, numel, dtype)};
   c10d::BroadcastOptions opts;
   opts.rootRank = root;
   wait_for(world_->broadcast(t, opts), "broadcast", numel * c10::elementSize(dtype));
@@ -77,8 +76,8 @@ void MultiHostCollectives::broadcast(void* data, size_t numel, c10::ScalarType d
 void MultiHostCollectives::allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype) {
   const size_t bytes = numel * c10::elementSize(dtype);
   std::vector<std::vector<at::Tensor>> outs(1);
-  for (int r = 0; r < world_size_; ++r) outs[0].push_back(host_view(static_cast<char*>(out) + r * bytes, numel, dtype));
-  std::vector<at::Tensor> ins{host_view(in, numel, dtype)};
+  for (int r = 0; r < world_size_; ++r) outs[0].push_back(wrap_host_bytes(static_cast<char*>(out) + r * bytes, numel, dtype));
+  std::vector<at::Tensor> ins{wrap_host_bytes(in, numel, dtype)};
   wait_for(world_->allgather(outs, ins), "allgather", bytes * world_size_);
 }
 
@@ -104,9 +103,9 @@ void MultiHostCollectives::gather(const void* in, void* out, size_t numel, c10::
   std::vector<std::vector<at::Tensor>> outs;
   if (rank_ == root) {
     outs.emplace_back();
-    for (int r = 0; r < world_size_; ++r) outs[0].push_back(host_view(static_cast<char*>(out) + r * bytes, numel, dtype));
+    for (int r = 0; r < world_size_; ++r) outs[0].push_back(wrap_host_bytes(static_cast<char*>(out) + r * bytes, numel, dtype));
   }
-  std::vector<at::Tensor> ins{host_view(in, numel, dtype)};
+  std::vector<at::Tensor> ins{wrap_host_bytes(in, numel, dtype)};
   c10d::GatherOptions opts;
   opts.rootRank = root;
   wait_for(world_->gather(outs, ins, opts), "gather", bytes);
@@ -117,9 +116,9 @@ void MultiHostCollectives::scatter(const void* in, void* out, size_t numel, c10:
   std::vector<std::vector<at::Tensor>> ins;
   if (rank_ == root) {
     ins.emplace_back();
-    for (int r = 0; r < world_size_; ++r) ins[0].push_back(host_view(static_cast<const char*>(in) + r * bytes, numel, dtype));
+    for (int r = 0; r < world_size_; ++r) ins[0].push_back(wrap_host_bytes(static_cast<const char*>(in) + r * bytes, numel, dtype));
   }
-  std::vector<at::Tensor> outs{host_view(out, numel, dtype)};
+  std::vector<at::Tensor> outs{wrap_host_bytes(out, numel, dtype)};
   c10d::ScatterOptions opts;
   opts.rootRank = root;
   wait_for(world_->scatter(outs, ins, opts), "scatter", bytes);
@@ -138,7 +137,7 @@ void MultiHostCollectives::alltoall(const std::vector<const char*>& send, const 
     in_splits.push_back(static_cast<int64_t>(send_bytes[d]));
   }
   for (size_t b : recv_bytes) out_splits.push_back(static_cast<int64_t>(b));
-  at::Tensor in = host_view(packed.data(), total_send, at::kByte), out = host_view(unpacked.data(), total_recv, at::kByte);
+  at::Tensor in = wrap_host_bytes(packed.data(), total_send, at::kByte), out = wrap_host_bytes(unpacked.data(), total_recv, at::kByte);
   wait_for(world_->alltoall_base(out, in, out_splits, in_splits), "alltoall", total_send);
   for (size_t s = 0, off = 0; s < recv.size(); off += recv_bytes[s], ++s) {
     if (recv_bytes[s]) std::memcpy(recv[s], unpacked.data() + off, recv_bytes[s]);

@@ -7,8 +7,10 @@
 #include <cstring>
 
 #include "distributed/CollectiveArgs.h"
+#include "distributed/HostBuffers.h"
 #include "distributed/MultiHostCollectives.h"
 #include "distributed/NeuronWork.h"
+#include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {
 namespace {
@@ -49,9 +51,7 @@ ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& st
                 (local_rank == 0 ? " leads its host but has no" : " does not lead its host but has a"),
                 " leaders' Gloo group");
     multi_ = std::make_unique<dist::MultiHostCollectives>(*shm_, rank, size, span.world, span.leaders, group_name_);
-    coll_ = multi_.get();
   } else {
-    coll_ = shm_.get();
     p2p_ = std::make_unique<dist::ShmPointToPoint>(shm_->group(), group_name_, timeout);
   }
   worker_ = std::thread([this] { worker_loop(); });
@@ -215,41 +215,77 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::endCoalescing() {
   }, 0);
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::collective(c10d::OpType type, const dist::CollectiveDef& def,
+                                                              std::vector<at::Tensor> outputs, dist::HostCall call,
+                                                              Fill fill, uint64_t bytes) {
+  if (def.check) def.check(def, call, getSize());
+  return enqueue(type, std::move(outputs), [this, &def, call, fill = std::move(fill)]() mutable {
+    dist::HostBuffers buffers;
+    fill(buffers, call);
+    run(def, call);
+    buffers.finish();
+  }, bytes);
+}
+
+void ProcessGroupNeuron::run(const dist::CollectiveDef& def, const dist::HostCall& call) {
+  dist::run_collective(def, call, *shm_, multi_.get());
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::run_named(const std::string& name, std::vector<at::Tensor>& inputs,
+                                                             std::vector<at::Tensor>& outputs, int root) {
+  const dist::CollectiveDef& def = dist::find_collective(name);
+  TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1, name, ": takes one input and one output tensor");
+  check_tensor(inputs[0], def.name);
+  check_tensor(outputs[0], def.name);
+  wait_for_producers(inputs);
+  wait_for_producers(outputs);
+  dist::HostCall call = call_of(inputs[0]);
+  call.root = root;
+  return collective(c10d::OpType::UNKNOWN, def, outputs, call, [in = inputs[0], out = outputs[0]](auto& b, auto& c) {
+    c.in = b.input(in), c.out = b.output(out);
+  }, inputs[0].nbytes());
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce(std::vector<at::Tensor>& tensors,
                                                              const c10d::AllreduceOptions& opts) {
   at::Tensor t = single(tensors, "allreduce");
-  dist::ReduceSpec spec = reduce_spec(opts.reduceOp, t.scalar_type(), "allreduce");
+  dist::HostCall call = call_of(t);
+  call.spec = reduce_spec(opts.reduceOp, t.scalar_type(), "allreduce");
   wait_for_producers(tensors);
-  return enqueue(c10d::OpType::ALLREDUCE, tensors, [this, t, spec] {
-    coll_->allreduce(t.data_ptr(), t.numel(), t.scalar_type(), spec);
+  return collective(c10d::OpType::ALLREDUCE, dist::kAllreduce, tensors, call, [t](auto& b, auto& c) {
+    c.in = c.out = b.inout(t);
   }, t.nbytes());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce_coalesced(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
-  std::vector<dist::ReduceSpec> specs;
+  std::vector<dist::HostCall> calls;
   uint64_t bytes = 0;
   for (const at::Tensor& t : tensors) {
     check_tensor(t, "allreduce_coalesced");
-    specs.push_back(reduce_spec(opts.reduceOp, t.scalar_type(), "allreduce_coalesced"));
+    calls.push_back(call_of(t));
+    calls.back().spec = reduce_spec(opts.reduceOp, t.scalar_type(), "allreduce_coalesced");
     bytes += t.nbytes();
   }
   wait_for_producers(tensors);
-  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, specs] {
+  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, calls]() mutable {
+    dist::HostBuffers buffers;
     for (size_t i = 0; i < tensors.size(); ++i) {
-      coll_->allreduce(tensors[i].data_ptr(), tensors[i].numel(), tensors[i].scalar_type(), specs[i]);
+      calls[i].in = calls[i].out = buffers.inout(tensors[i]);
+      run(dist::kAllreduce, calls[i]);
     }
+    buffers.finish();
   }, bytes);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::broadcast(std::vector<at::Tensor>& tensors,
                                                              const c10d::BroadcastOptions& opts) {
   at::Tensor t = single(tensors, "broadcast");
-  check_root(opts.rootRank, getSize(), "broadcast");
+  dist::HostCall call = call_of(t);
+  call.root = static_cast<int>(opts.rootRank);
   wait_for_producers(tensors);
-  const int root = static_cast<int>(opts.rootRank);
-  return enqueue(c10d::OpType::BROADCAST, tensors, [this, t, root] {
-    coll_->broadcast(t.data_ptr(), t.numel(), t.scalar_type(), root);
+  return collective(c10d::OpType::BROADCAST, dist::kBroadcast, tensors, call, [t](auto& b, auto& c) {
+    c.in = c.out = b.inout(t);
   }, t.nbytes());
 }
 
@@ -262,9 +298,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_allgather_base(at::Tensor& o
   TORCH_CHECK(output.numel() == input.numel() * getSize(), "all_gather_into_tensor: output has ", output.numel(),
               " elements, expected world size x input = ", getSize(), " x ", input.numel());
   wait_for_producers({input, output});
-  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output}, [this, input, output] {
-    coll_->allgather(input.data_ptr(), output.data_ptr(), input.numel(), input.scalar_type());
-  }, input.nbytes() * getSize());
+  return collective(c10d::OpType::_ALLGATHER_BASE, dist::kAllgather, {output}, call_of(input),
+                    [input, output](auto& b, auto& c) { c.in = b.input(input), c.out = b.output(output); },
+                    input.nbytes() * getSize());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -273,21 +309,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather(std::vector<std::ve
   at::Tensor input = single(inputs, "all_gather");
   TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(), "all_gather: expected one ",
               "list of ", getSize(), " output tensors");
-  for (const at::Tensor& o : outputs[0]) {
-    check_tensor(o, "all_gather");
-    TORCH_CHECK(o.numel() == input.numel() && o.scalar_type() == input.scalar_type(), "all_gather: every output ",
-                "must match the input's size and dtype (", input.numel(), " x ", input.scalar_type(), ")");
-  }
+  for (const at::Tensor& o : outputs[0]) check_like(o, input, "all_gather", "output");
   std::vector<at::Tensor> outs = outputs[0];
   wait_for_producers(outs);
   wait_for_producers(inputs);
-  return enqueue(c10d::OpType::ALLGATHER, outs, [this, input, outs] {
-    std::vector<char> gathered(input.nbytes() * outs.size());
-    coll_->allgather(input.data_ptr(), gathered.data(), input.numel(), input.scalar_type());
-    for (size_t r = 0; r < outs.size(); ++r) {
-      std::memcpy(outs[r].data_ptr(), gathered.data() + r * input.nbytes(), input.nbytes());
-    }
-  }, input.nbytes() * getSize());
+  return collective(c10d::OpType::ALLGATHER, dist::kAllgather, outs, call_of(input),
+                    [input, outs](auto& b, auto& c) { c.in = b.input(input), c.out = b.packed_outputs(outs); },
+                    input.nbytes() * getSize());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -298,11 +326,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_reduce_scatter_base(at::Tens
               output.scalar_type(), " differs from input dtype ", input.scalar_type());
   TORCH_CHECK(input.numel() == output.numel() * getSize(), "reduce_scatter_tensor: input has ", input.numel(),
               " elements, expected world size x output = ", getSize(), " x ", output.numel());
-  dist::ReduceSpec spec = reduce_spec(opts.reduceOp, input.scalar_type(), "reduce_scatter_tensor");
+  dist::HostCall call = call_of(output);
+  call.spec = reduce_spec(opts.reduceOp, input.scalar_type(), "reduce_scatter_tensor");
   wait_for_producers({input, output});
-  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, [this, input, output, spec] {
-    coll_->reduce_scatter(input.data_ptr(), output.data_ptr(), output.numel(), input.scalar_type(), spec);
-  }, input.nbytes());
+  return collective(c10d::OpType::_REDUCE_SCATTER_BASE, dist::kReduceScatter, {output}, call,
+                    [input, output](auto& b, auto& c) { c.in = b.input(input), c.out = b.output(output); },
+                    input.nbytes());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -311,24 +340,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter(std::vector<at
   at::Tensor output = single(outputs, "reduce_scatter");
   TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == getSize(), "reduce_scatter: expected ",
               "one list of ", getSize(), " input tensors");
-  for (const at::Tensor& i : inputs[0]) {
-    check_tensor(i, "reduce_scatter");
-    TORCH_CHECK(i.numel() == output.numel() && i.scalar_type() == output.scalar_type(), "reduce_scatter: every ",
-                "input must match the output's size and dtype (", output.numel(), " x ", output.scalar_type(), ")");
-  }
-  dist::ReduceSpec spec = reduce_spec(opts.reduceOp, output.scalar_type(), "reduce_scatter");
+  for (const at::Tensor& i : inputs[0]) check_like(i, output, "reduce_scatter", "input");
+  dist::HostCall call = call_of(output);
+  call.spec = reduce_spec(opts.reduceOp, output.scalar_type(), "reduce_scatter");
   std::vector<at::Tensor> ins = inputs[0];
   wait_for_producers(ins);
-  return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, [this, ins, output, spec] {
-    std::vector<char> packed(output.nbytes() * ins.size());
-    for (size_t r = 0; r < ins.size(); ++r) std::memcpy(packed.data() + r * output.nbytes(), ins[r].data_ptr(),
-                                                        output.nbytes());
-    coll_->reduce_scatter(packed.data(), output.data_ptr(), output.numel(), output.scalar_type(), spec);
-  }, output.nbytes() * getSize());
+  return collective(c10d::OpType::REDUCE_SCATTER, dist::kReduceScatter, outputs, call,
+                    [ins, output](auto& b, auto& c) { c.in = b.packed_inputs(ins), c.out = b.output(output); },
+                    output.nbytes() * getSize());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::barrier(const c10d::BarrierOptions&) {
-  return enqueue(c10d::OpType::BARRIER, {}, [this] { coll_->barrier(); }, 0);
+  return collective(c10d::OpType::BARRIER, dist::kBarrier, {}, {}, [](auto&, auto&) {}, 0);
 }
 
 }  // namespace torch_neuronx

@@ -1,10 +1,12 @@
 // The `neuron` process-group backend: a c10d::Backend whose collectives run on
 // a worker thread, in submission order, through shared memory between the
-// ranks of this host (ShmCollectives). Tensors are neuron tensors (or CPU
-// ones): the emulator's device memory is host-addressable, so the data moves
-// with no staging copy. A collective starts after the caller's current neuron
-// stream reached the call (inputs are ready) and its Work completes when the
-// outputs are written.
+// ranks of this host (ShmCollectives) and Gloo between hosts
+// (MultiHostCollectives). Each c10d call checks its tensors, then queues one
+// entry of the collective table (Collectives.h) on host bytes of its tensors
+// (HostBuffers: the device bytes themselves on a host-addressable device, no
+// copy). A collective starts after the caller's current neuron stream reached
+// the call (inputs are ready) and its Work completes when the outputs are
+// written.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -19,10 +21,12 @@
 #include <thread>
 #include <vector>
 
+#include "distributed/Collectives.h"
+#include "distributed/HostBuffers.h"
 #include "distributed/MultiHostCollectives.h"
 #include "distributed/ShmCollectives.h"
 #include "distributed/ShmPointToPoint.h"
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 
@@ -110,6 +114,11 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   void setSequenceNumberForGroup() override { sequence_ = 0; }
   uint64_t getSequenceNumberForGroup() override { return sequence_.load(); }
 
+  // Runs the table entry `name` (Collectives.h: register_collective) with one
+  // input and one output tensor: in, out, their dtype and numel, and root.
+  c10::intrusive_ptr<c10d::Work> run_named(const std::string& name, std::vector<at::Tensor>& inputs,
+                                           std::vector<at::Tensor>& outputs, int root);
+
   // Between the two, calls are recorded; endCoalescing's Work completes when
   // all of them did (and fails with the first failure among them).
   void startCoalescing() override;
@@ -123,6 +132,14 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
 
  private:
   using Task = std::function<void()>;
+  // Sets the call's host buffers, on the worker.
+  using Fill = std::function<void(dist::HostBuffers&, dist::HostCall&)>;
+  // Checks the call (def.check), then queues it: fill, run, write back.
+  c10::intrusive_ptr<c10d::Work> collective(c10d::OpType type, const dist::CollectiveDef& def,
+                                            std::vector<at::Tensor> outputs, dist::HostCall call, Fill fill,
+                                            uint64_t bytes);
+  // Runs one call on the worker, through this group's transport.
+  void run(const dist::CollectiveDef& def, const dist::HostCall& call);
   // Runs task on the worker after the collectives queued before it; the
   // Work's outputs are `outputs`, and `bytes` counts toward shm_bytes().
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs, Task task,
@@ -138,7 +155,6 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
 
   std::unique_ptr<dist::ShmCollectives> shm_;         // this host's ranks (all of them on a single host)
   std::unique_ptr<dist::MultiHostCollectives> multi_;  // set when the group spans hosts
-  dist::HostCollectives* coll_ = nullptr;             // multi_ if set, else shm_
   std::unique_ptr<dist::ShmPointToPoint> p2p_;  // single host only; uses shm_'s segment: declared after it
   c10::intrusive_ptr<c10d::Store> store_;
   std::chrono::milliseconds timeout_;

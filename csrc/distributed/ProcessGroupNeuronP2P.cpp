@@ -3,18 +3,31 @@
 // isend / irecv across ranks and never wait behind queued collectives.
 #include <c10/util/Exception.h>
 
+#include <memory>
+
 #include "distributed/CollectiveArgs.h"
 #include "distributed/MultiHostCollectives.h"
 #include "distributed/NeuronWork.h"
 #include "distributed/ProcessGroupNeuron.h"
+#include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {
 namespace {
 
 using namespace dist::args;
 
-dist::ShmPointToPoint::Done completer(const c10::intrusive_ptr<dist::NeuronWork>& work) {
-  return [work](std::exception_ptr error) {
+// Completes the Work once the transfer did; a received tensor's host bytes go
+// back to it first (a staged copy; nothing to do on a host-addressable device).
+dist::ShmPointToPoint::Done completer(const c10::intrusive_ptr<dist::NeuronWork>& work,
+                                      std::shared_ptr<HostAccess> bytes) {
+  return [work, bytes](std::exception_ptr error) {
+    if (!error) {
+      try {
+        bytes->finish();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
     if (error) {
       try {
         std::rethrow_exception(error);
@@ -52,16 +65,21 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::point_to_point(c10d::OpType t
   at::Tensor t = single(tensors, what);
   check_peer(peer, getRank(), getSize(), what);
   wait_for_producers(tensors);  // a send's data is written; a recv's earlier readers are done
+  // The host bytes the transfer reads or writes, alive until it completed.
+  auto bytes = std::make_shared<HostAccess>(t, sending ? HostAccess::Mode::kRead : HostAccess::Mode::kWrite);
   if (multi_) {
-    at::Tensor view = dist::host_view(t.data_ptr(), t.numel(), t.scalar_type());
+    at::Tensor view = dist::wrap_host_bytes(bytes->data(), t.numel(), t.scalar_type());
     c10::intrusive_ptr<c10d::Work> posted = sending ? multi_->send(view, peer, tag) : multi_->recv(view, peer, tag);
-    return enqueue(type, tensors, [this, posted, view, what] { multi_->wait_for(posted, what, 0); }, 0);
+    return enqueue(type, tensors, [this, posted, bytes, what] {
+      multi_->wait_for(posted, what, 0);
+      bytes->finish();
+    }, 0);
   }
   auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), type, tensors);
   const auto dtype = static_cast<int32_t>(t.scalar_type());
   try {
-    if (sending) p2p_->post_send(peer, t.data_ptr(), t.nbytes(), dtype, tag, completer(work));
-    else p2p_->post_recv(peer, t.data_ptr(), t.nbytes(), dtype, tag, completer(work));
+    if (sending) p2p_->post_send(peer, bytes->data(), t.nbytes(), dtype, tag, completer(work, bytes));
+    else p2p_->post_recv(peer, bytes->data(), t.nbytes(), dtype, tag, completer(work, bytes));
   } catch (const dist::DistError& e) {
     TORCH_CHECK_WITH(DistBackendError, false, e.what());
   }

@@ -7,24 +7,9 @@
 namespace torch_neuronx::dist {
 namespace {
 
-const char* name_of(uint32_t op) {
-  switch (static_cast<Collective>(op)) {
-    case Collective::kBarrier: return "barrier";
-    case Collective::kAllreduce: return "allreduce";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kAllgather: return "allgather";
-    case Collective::kReduceScatter: return "reduce_scatter";
-    case Collective::kReduce: return "reduce";
-    case Collective::kGather: return "gather";
-    case Collective::kScatter: return "scatter";
-    case Collective::kAlltoall: return "all_to_all";
-  }
-  return "unknown collective";
-}
-
 std::string describe_call(const CallSignature& s) {
   std::ostringstream o;
-  o << name_of(s.op) << " of " << s.numel << " x " << c10::toString(static_cast<c10::ScalarType>(s.dtype));
+  o << collective_name(s.op) << " of " << s.numel << " x " << c10::toString(static_cast<c10::ScalarType>(s.dtype));
   if (s.root >= 0) o << " (root/op " << s.root << ")";
   return o.str();
 }
@@ -57,7 +42,9 @@ void ShmCollectives::wait_for_all_ranks(const std::string& what) {
   group_->wait_all(phase_, describe(what.c_str()), timeout_);
 }
 
-void ShmCollectives::check_signature(const char* what, const CallSignature& mine) {
+void ShmCollectives::check_signature(const CollectiveDef& def, CallSignature mine) {
+  const char* what = def.name;
+  mine.op = def.id;
   const uint64_t call = ++calls_;
   group_->publish_signature(call, mine);
   step(what);
@@ -72,22 +59,6 @@ void ShmCollectives::check_signature(const char* what, const CallSignature& mine
       throw DistError(o.str());
     }
   }
-}
-
-void ShmCollectives::barrier() {
-  check_signature("barrier", {static_cast<uint32_t>(Collective::kBarrier), -1, 0, -1});
-}
-
-void ShmCollectives::allreduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) {
-  check_signature("allreduce", {static_cast<uint32_t>(Collective::kAllreduce), static_cast<int32_t>(dtype),
-                                static_cast<int64_t>(numel), spec.code});
-  reduce_chunks("allreduce", data, numel, dtype, spec, -1);
-}
-
-void ShmCollectives::reduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec, int root) {
-  check_signature("reduce", {static_cast<uint32_t>(Collective::kReduce), static_cast<int32_t>(dtype),
-                             static_cast<int64_t>(numel), root * 64 + spec.code});
-  reduce_chunks("reduce", data, numel, dtype, spec, root);
 }
 
 // Per chunk: every rank copies (and premultiplies) into its slot the parts the
@@ -145,30 +116,16 @@ void ShmCollectives::reduce_chunks(const char* what, void* data, size_t numel, c
   }
 }
 
-void ShmCollectives::broadcast(void* data, size_t numel, c10::ScalarType dtype, int root) {
-  check_signature("broadcast", {static_cast<uint32_t>(Collective::kBroadcast), static_cast<int32_t>(dtype),
-                                static_cast<int64_t>(numel), root});
-  const size_t total = numel * c10::elementSize(dtype), chunk = group_->slot_bytes();
+void ShmCollectives::broadcast_chunks(const char* what, void* data, size_t total, int root) {
+  const size_t chunk = group_->slot_bytes();
   char* bytes = static_cast<char*>(data);
   for (size_t off = 0; off < total; off += chunk) {
     const size_t m = std::min(chunk, total - off);
     if (group_->rank() == root) std::memcpy(group_->slot(root), bytes + off, m);
-    step("broadcast");
+    step(what);
     if (group_->rank() != root) std::memcpy(bytes + off, group_->slot(root), m);
-    step("broadcast");
+    step(what);
   }
-}
-
-void ShmCollectives::allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype) {
-  check_signature("allgather", {static_cast<uint32_t>(Collective::kAllgather), static_cast<int32_t>(dtype),
-                                static_cast<int64_t>(numel), -1});
-  gather_chunks("allgather", in, out, numel * c10::elementSize(dtype), -1);
-}
-
-void ShmCollectives::gather(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) {
-  check_signature("gather", {static_cast<uint32_t>(Collective::kGather), static_cast<int32_t>(dtype),
-                             static_cast<int64_t>(numel), root});
-  gather_chunks("gather", in, out, numel * c10::elementSize(dtype), root);
 }
 
 void ShmCollectives::gather_chunks(const char* what, const void* in, void* out, size_t total, int root) {
@@ -187,10 +144,8 @@ void ShmCollectives::gather_chunks(const char* what, const void* in, void* out, 
   }
 }
 
-void ShmCollectives::scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) {
-  check_signature("scatter", {static_cast<uint32_t>(Collective::kScatter), static_cast<int32_t>(dtype),
-                              static_cast<int64_t>(numel), root});
-  const size_t total = numel * c10::elementSize(dtype), chunk = group_->slot_bytes();
+void ShmCollectives::scatter_chunks(const char* what, const void* in, void* out, size_t total, int root) {
+  const size_t chunk = group_->slot_bytes();
   const int world = group_->world(), me = group_->rank();
   const char* src = static_cast<const char*>(in);
   char* dst = static_cast<char*>(out);
@@ -199,23 +154,22 @@ void ShmCollectives::scatter(const void* in, void* out, size_t numel, c10::Scala
     if (me == root) {
       for (int r = 0; r < world; ++r) std::memcpy(group_->slot(r), src + r * total + off, m);
     }
-    step("scatter");
+    step(what);
     std::memcpy(dst + off, group_->slot(me), m);
-    step("scatter");
+    step(what);
   }
 }
 
 // Sizes first: every rank publishes what it sends to and expects from each
 // peer, and every rank checks the whole matrix (so all raise together). Then
 // rounds: rank s puts up to `sub` bytes for each peer d at slot(s) + d * sub.
-void ShmCollectives::alltoall(const std::vector<const char*>& send, const std::vector<size_t>& send_bytes,
-                              const std::vector<char*>& recv, const std::vector<size_t>& recv_bytes,
-                              c10::ScalarType dtype) {
-  check_signature("all_to_all", {static_cast<uint32_t>(Collective::kAlltoall), static_cast<int32_t>(dtype), -1, -1});
+void ShmCollectives::alltoall_chunks(const char* what, const std::vector<const char*>& send,
+                                     const std::vector<size_t>& send_bytes, const std::vector<char*>& recv,
+                                     const std::vector<size_t>& recv_bytes) {
   const int world = group_->world(), me = group_->rank();
   auto* sizes = reinterpret_cast<uint64_t*>(group_->slot(me));
   for (int d = 0; d < world; ++d) sizes[d] = send_bytes[d], sizes[world + d] = recv_bytes[d];
-  step("all_to_all");
+  step(what);
   size_t largest = 0;
   std::ostringstream bad;
   for (int s = 0; s < world; ++s) {
@@ -228,9 +182,9 @@ void ShmCollectives::alltoall(const std::vector<const char*>& send, const std::v
       }
     }
   }
-  step("all_to_all");  // every rank read the sizes
+  step(what);  // every rank read the sizes
   if (bad.tellp() > 0) {
-    throw DistError(describe("all_to_all") + ": split sizes disagree across ranks: " + bad.str() +
+    throw DistError(describe(what) + ": split sizes disagree across ranks: " + bad.str() +
                     " (input_split_sizes on each rank must equal the output_split_sizes its peers give for it)");
   }
   const size_t sub = group_->slot_bytes() / world / 64 * 64;
@@ -239,20 +193,18 @@ void ShmCollectives::alltoall(const std::vector<const char*>& send, const std::v
     for (int d = 0; d < world; ++d) {
       if (off < send_bytes[d]) std::memcpy(slot + d * sub, send[d] + off, std::min(sub, send_bytes[d] - off));
     }
-    step("all_to_all");
+    step(what);
     for (int s = 0; s < world; ++s) {
       if (off < recv_bytes[s]) {
         std::memcpy(recv[s] + off, group_->slot(s) + me * sub, std::min(sub, recv_bytes[s] - off));
       }
     }
-    step("all_to_all");
+    step(what);
   }
 }
 
-void ShmCollectives::reduce_scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype,
-                                    const ReduceSpec& spec) {
-  check_signature("reduce_scatter", {static_cast<uint32_t>(Collective::kReduceScatter),
-                                     static_cast<int32_t>(dtype), static_cast<int64_t>(numel), spec.code});
+void ShmCollectives::reduce_scatter_chunks(const char* what, const void* in, void* out, size_t numel,
+                                           c10::ScalarType dtype, const ReduceSpec& spec) {
   const size_t elem = c10::elementSize(dtype);
   const int world = group_->world(), me = group_->rank();
   const size_t chunk = group_->slot_bytes() / elem / world;
@@ -263,12 +215,12 @@ void ShmCollectives::reduce_scatter(const void* in, void* out, size_t numel, c10
     char* slot = group_->slot(me);
     for (int j = 0; j < world; ++j) std::memcpy(slot + j * m * elem, src + (j * numel + off) * elem, m * elem);
     if (spec.premul != 1.0) scale(slot, world * m, dtype, spec.premul, /*divide=*/false);
-    step("reduce_scatter");
+    step(what);
     char* mine = dst + off * elem;
     std::memcpy(mine, group_->slot(0) + me * m * elem, m * elem);
     for (int r = 1; r < world; ++r) reduce_into(mine, group_->slot(r) + me * m * elem, m, dtype, spec.op);
     if (spec.average) scale(mine, m, dtype, world, /*divide=*/true);
-    step("reduce_scatter");
+    step(what);
   }
 }
 

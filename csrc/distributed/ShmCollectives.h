@@ -1,10 +1,5 @@
 // Collectives among the ranks of one host over a ShmGroup, on contiguous host
-// buffers (device memory is host-addressable in the emulator). Every call
-// first checks that all ranks called the same collective with the same dtype
-// and sizes (a mismatch raises on every rank), then moves the data through the
-// slots in chunks: allreduce is a reduce-scatter (each rank reduces its part
-// of every chunk, in rank order, so all ranks get identical bits) followed by
-// an all-gather. No Python, no torch ops on the data path.
+// buffers. No Python, no torch ops on the data path.
 #pragma once
 
 #include <c10/core/ScalarType.h>
@@ -14,45 +9,53 @@
 #include <string>
 #include <vector>
 
-#include "distributed/HostCollectives.h"
+#include "distributed/Collectives.h"
 #include "distributed/Reductions.h"
 #include "distributed/ShmGroup.h"
 
+#include "runtime/NeuronExport.h"
+
 namespace torch_neuronx::dist {
 
-enum class Collective : uint32_t { kBarrier = 1, kAllreduce, kBroadcast, kAllgather, kReduceScatter, kReduce, kGather, kScatter,
-                                  kAlltoall };
-
-class ShmCollectives : public HostCollectives {
+// The shared-memory transport's building blocks; the entries of the
+// collective table (Collectives.cpp) are written with them. Ranks meet at
+// numbered phases (step); data moves through the per-rank slots in chunks.
+class TORCH_NEURONX_API ShmCollectives {
  public:
   ShmCollectives(std::unique_ptr<ShmGroup> group, std::string group_name, std::chrono::milliseconds timeout);
 
   // Phase 1, right after every rank mapped the segment.
   void wait_for_all_ranks(const std::string& what);
 
-  // HostCollectives, over this host's segment.
-  void barrier() override;
-  void allreduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) override;
-  void broadcast(void* data, size_t numel, c10::ScalarType dtype, int root) override;
-  void allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype) override;
-  void reduce_scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) override;
-  void reduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec, int root) override;
-  void gather(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) override;
-  void scatter(const void* in, void* out, size_t numel, c10::ScalarType dtype, int root) override;
-  void alltoall(const std::vector<const char*>& send, const std::vector<size_t>& send_bytes,
-                const std::vector<char*>& recv, const std::vector<size_t>& recv_bytes, c10::ScalarType dtype) override;
+  // Publishes this rank's signature for `def` and compares every rank's;
+  // a mismatch raises DistError on every rank, naming both calls.
+  void check_signature(const CollectiveDef& def, CallSignature mine);
 
-  ShmGroup& group() { return *group_; }
-
- private:
+  // Every rank arrives at the next phase, then waits for all the others.
   void step(const char* what);
-  void check_signature(const char* what, const CallSignature& mine);
-  std::string describe(const char* what) const;
-  // root < 0: every rank receives.
+
+  // Reduction of data (numel elements) into every rank's data (root < 0) or
+  // root's only: a reduce-scatter (rank r reduces part r, in rank order, so
+  // every receiver gets the same bits) and an all-gather.
   void reduce_chunks(const char* what, void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec,
                      int root);
-  void gather_chunks(const char* what, const void* in, void* out, size_t total, int root);
+  // in (numel elements per rank) reduced part by part: rank r receives part r.
+  void reduce_scatter_chunks(const char* what, const void* in, void* out, size_t numel, c10::ScalarType dtype,
+                             const ReduceSpec& spec);
+  // Every rank's `bytes` from in, to out at rank * bytes on every rank
+  // (root < 0) or root's only.
+  void gather_chunks(const char* what, const void* in, void* out, size_t bytes, int root);
+  void broadcast_chunks(const char* what, void* data, size_t bytes, int root);
+  // root's in holds world x bytes; rank r receives part r.
+  void scatter_chunks(const char* what, const void* in, void* out, size_t bytes, int root);
+  // Sizes first (checked across ranks), then the parts in rounds.
+  void alltoall_chunks(const char* what, const std::vector<const char*>& send, const std::vector<size_t>& send_bytes,
+                       const std::vector<char*>& recv, const std::vector<size_t>& recv_bytes);
 
+  ShmGroup& group() { return *group_; }
+  std::string describe(const char* what) const;
+
+ private:
   std::unique_ptr<ShmGroup> group_;
   std::string group_name_;
   std::chrono::milliseconds timeout_;

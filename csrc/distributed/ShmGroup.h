@@ -20,10 +20,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "runtime/NeuronExport.h"
+
 namespace torch_neuronx::dist {
 
 // A collective that cannot complete: a dead or late peer, or a mismatch.
-class DistError : public std::runtime_error {
+class TORCH_NEURONX_API DistError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -44,7 +46,7 @@ struct alignas(64) ShmChannel {
   alignas(64) std::atomic<uint64_t> tail{0};
 };
 
-class ShmGroup {
+class TORCH_NEURONX_API ShmGroup {
  public:
   // Rank 0 creates the segment `name`; the others open it.
   ShmGroup(const std::string& name, int rank, int world, size_t slot_bytes, size_t ring_bytes, bool create);

@@ -5,7 +5,7 @@
 
 #include <c10/core/CachingDeviceAllocator.h>
 
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 

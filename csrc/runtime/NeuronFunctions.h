@@ -5,7 +5,7 @@
 #include <c10/core/Device.h>
 
 #include "neuron_hal/device.h"
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 

@@ -11,7 +11,7 @@
 #include <array>
 #include <cstdint>
 
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 

@@ -6,7 +6,7 @@
 #include <c10/macros/Macros.h>
 
 #include "neuron_hal/driver.h"
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 

@@ -6,7 +6,7 @@
 
 #include <ATen/core/CachingHostAllocator.h>
 
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 

@@ -10,7 +10,7 @@
 #include <c10/core/Stream.h>
 
 #include "neuron_hal/stream.h"
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 

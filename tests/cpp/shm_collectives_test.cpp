@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "distributed/Collectives.h"
 #include "distributed/ShmCollectives.h"
 
 using namespace torch_neuronx::dist;
@@ -47,6 +48,14 @@ std::vector<std::string> run_ranks(int world, const std::function<void(int, ShmC
   return errors;
 }
 
+void run(ShmCollectives& coll, const CollectiveDef& def, HostCall call) { run_collective(def, call, coll, nullptr); }
+
+HostCall call_of(const void* in, void* out, size_t numel, c10::ScalarType dtype) {
+  HostCall c;
+  c.in = static_cast<const char*>(in), c.out = static_cast<char*>(out), c.numel = numel, c.dtype = dtype;
+  return c;
+}
+
 }  // namespace
 
 TEST(ShmCollectives, BarrierThenAllgatherNeverMismatches) {
@@ -55,11 +64,11 @@ TEST(ShmCollectives, BarrierThenAllgatherNeverMismatches) {
   auto errors = run_ranks(world, [&](int rank, ShmCollectives& coll) {
     std::vector<int32_t> out(world);
     for (int i = 0; i < rounds; ++i) {
-      coll.barrier();
+      run(coll, kBarrier, {});
       const int32_t mine = rank * 100000 + i;
-      coll.allgather(&mine, out.data(), 1, c10::kInt);
+      run(coll, kAllgather, call_of(&mine, out.data(), 1, c10::kInt));
       for (int r = 0; r < world; ++r) wrong += out[r] != r * 100000 + i;
-      coll.allreduce(nullptr, 0, c10::kFloat, ReduceSpec{});  // no data step either
+      run(coll, kAllreduce, call_of(nullptr, nullptr, 0, c10::kFloat));  // no data step either
       if (i % 7 == rank) std::this_thread::yield();            // vary who runs ahead
     }
   });
@@ -70,10 +79,11 @@ TEST(ShmCollectives, BarrierThenAllgatherNeverMismatches) {
 TEST(ShmCollectives, MismatchStillRaisesOnEveryRank) {
   const int world = 3;
   auto errors = run_ranks(world, [&](int rank, ShmCollectives& coll) {
-    coll.barrier();
+    run(coll, kBarrier, {});
     float x[4] = {1, 2, 3, 4};
-    if (rank == 1) coll.broadcast(x, 4, c10::kFloat, 0);
-    else coll.allreduce(x, 4, c10::kFloat, ReduceSpec{});
+    HostCall c = call_of(x, x, 4, c10::kFloat);
+    c.root = 0;
+    run(coll, rank == 1 ? kBroadcast : kAllreduce, c);
   });
   for (int r = 0; r < world; ++r) {
     EXPECT_NE(errors[r].find("ranks disagree on the call"), std::string::npos) << "rank " << r << ": " << errors[r];

@@ -9,11 +9,16 @@ up for NeuronCores.
   graphs, which NeuronCores do not have here, so it compiles like the default
   mode. `options={"eager_fallback": True}` (or TORCH_NEURONX_COMPILE_FALLBACK=1)
   runs a graph Inductor cannot compile eagerly instead of raising.
-- A failure names the op and the reason (`NeuronCompileError`)."""
+- A failure names the op and the reason (`NeuronCompileError`).
+- On a device whose memory the host cannot address, Inductor's host kernels
+  cannot run: the graph runs op by op, staged through host copies
+  (`host_access.py`), and is counted as a host-staged graph."""
 
 import torch
 
+from . import host_access
 from .failure import FALLBACK_OPTION, NeuronCompileError, describe, eager_fallback, fallback_enabled
+from .metrics import count_staged_graph
 
 
 def _static_shapes_by_default() -> None:
@@ -34,6 +39,10 @@ def neuron(gm, example_inputs, mode=None, options=None):
 
     register()
     _static_shapes_by_default()
+    devices = host_access.graph_devices(example_inputs)
+    if not all(host_access.addressable(d) for d in devices or {None}):
+        count_staged_graph()
+        return gm.forward
     patches = dict(list_mode_options(mode)) if mode else {}
     patches.pop("triton.cudagraphs", None)  # no CUDA graphs on neuron
     patches.update(options or {})

@@ -4,9 +4,10 @@ memory the host addresses, and a Python wrapper that calls those kernels the
 way the CPU wrapper does. Buffers are allocated on neuron by the wrapper
 (`empty_strided(..., device='neuron')`), so outputs live in neuron memory.
 
-Ordering: the wrapper first waits for the current neuron stream (queued
-eager work that produced the inputs), then runs the kernels on the calling
-thread; in the emulator's default inline queue mode that wait is free."""
+Ordering: the wrapper first calls `host_access.before_host_kernels()` (waits
+for the queued eager work that produced the inputs; refuses a device the host
+cannot address), then runs the kernels on the calling thread; in the
+emulator's default inline queue mode that wait is free."""
 
 import torch
 from torch._inductor.codegen.common import DeviceOpOverrides
@@ -38,9 +39,13 @@ class NeuronWrapper(PythonWrapperCodegen):
         count_graph(getattr(self, "_neuron_kernels", 0))
         return result
 
+    def write_header(self) -> None:
+        super().write_header()
+        self.imports.writeline("import torch_neuronx._compile.host_access")
+
     def write_args(self, input_names) -> None:
         super().write_args(input_names)  # inside call(): the arguments are unpacked, then
-        self.prefix.writeline("torch.neuron.current_stream().synchronize()  # inputs written by queued work")
+        self.prefix.writeline("torch_neuronx._compile.host_access.before_host_kernels()")
 
     def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True, **kwargs):
         device = device or V.graph.get_current_device_or_throw()

@@ -11,6 +11,7 @@ from collections import Counter
 _neuron = {"graphs": 0, "kernels": 0}
 _kernels_per_graph: list[int] = []
 _fallbacks: list[str] = []
+_staged = {"graphs": 0}
 
 
 def count_graph(kernels: int) -> None:
@@ -25,16 +26,24 @@ def count_fallback(op: str, reason: str) -> None:
     _fallbacks.append(f"{op}: {reason}")
 
 
+def count_staged_graph() -> None:
+    """Called once per graph that runs op by op on a device the host cannot address."""
+    _staged["graphs"] += 1
+
+
 def get_dynamo_metrics() -> dict:
     """graphs_compiled (Inductor graphs for neuron, forward and backward count
     separately), kernels_generated and kernels_per_graph, frames_compiled
     (dynamo graphs, any device), recompilations and recompile_reasons,
     graph_breaks and graph_break_reasons, cache_hits and cache_misses
     (Inductor's FX graph cache), eager_fallbacks and eager_fallback_reasons
-    (graphs run eagerly under the opt-in fallback, each as "op: reason")."""
+    (graphs run eagerly under the opt-in fallback, each as "op: reason"),
+    host_staged_graphs (graphs run op by op with host copies, on a device
+    whose memory the host cannot address)."""
     metrics = {"graphs_compiled": _neuron["graphs"], "kernels_generated": _neuron["kernels"],
                "kernels_per_graph": list(_kernels_per_graph), "eager_fallbacks": len(_fallbacks),
-               "eager_fallback_reasons": list(_fallbacks), "frames_compiled": 0, "recompilations": 0,
+               "eager_fallback_reasons": list(_fallbacks), "host_staged_graphs": _staged["graphs"],
+               "frames_compiled": 0, "recompilations": 0,
                "recompile_reasons": [], "graph_breaks": 0, "graph_break_reasons": {}, "cache_hits": 0,
                "cache_misses": 0}
     if "torch._dynamo" not in sys.modules:  # nothing was compiled
@@ -54,6 +63,7 @@ def reset_dynamo_metrics() -> None:
     _neuron.update(graphs=0, kernels=0)
     _kernels_per_graph.clear()
     _fallbacks.clear()
+    _staged["graphs"] = 0
     if "torch._dynamo" in sys.modules:
         from torch._dynamo.utils import clear_compilation_metrics, counters
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "../../src/hal_error.h"
+#include "../../loader/hal_error.h"
 
 namespace nhal::emu {
 namespace {
@@ -149,6 +149,11 @@ nhal_status load_config(Config* out) {
                    "(the default) or 'thread'", queue.c_str());
   std::string blocking = env("NEURON_LAUNCH_BLOCKING");
   c.launch_blocking = !blocking.empty() && blocking != "0";
+  std::string addressable = env("TORCH_NEURONX_EMU_HOST_ADDRESSABLE");
+  if (addressable.empty() || addressable == "1") c.host_addressable = true;
+  else if (addressable == "0") c.host_addressable = false;
+  else return fail(NHAL_STATUS_INVALID_ARGUMENT,
+                   "TORCH_NEURONX_EMU_HOST_ADDRESSABLE='%s' is not 0 or 1", addressable.c_str());
 
   std::ostringstream d;
   d << "NEURON_LOGICAL_NC_CONFIG=" << c.lnc << "\n"
@@ -157,7 +162,8 @@ nhal_status load_config(Config* out) {
     << "NEURON_RT_VISIBLE_CORES=";
   for (size_t i = 0; i < c.visible.size(); ++i) d << (i ? "," : "") << c.visible[i];
   d << "\nTORCH_NEURONX_EMU_QUEUE=" << (c.queue == QueueMode::kInline ? "inline" : "thread")
-    << "\nNEURON_LAUNCH_BLOCKING=" << (c.launch_blocking ? 1 : 0);
+    << "\nNEURON_LAUNCH_BLOCKING=" << (c.launch_blocking ? 1 : 0)
+    << "\nTORCH_NEURONX_EMU_HOST_ADDRESSABLE=" << (c.host_addressable ? 1 : 0);
   c.description = d.str();
   *out = c;
   return NHAL_STATUS_OK;

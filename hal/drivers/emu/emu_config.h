@@ -20,6 +20,7 @@ struct Config {
   std::vector<int> visible;          // logical core id of each visible device
   QueueMode queue = QueueMode::kInline;  // TORCH_NEURONX_EMU_QUEUE
   bool launch_blocking = false;      // NEURON_LAUNCH_BLOCKING=1
+  bool host_addressable = true;      // TORCH_NEURONX_EMU_HOST_ADDRESSABLE=0 withholds the capability
   std::string description;           // KEY=value lines for describe_config
 };
 

@@ -2,7 +2,7 @@
 // memory/stream/event tables of the sibling files.
 #include <cstdio>
 
-#include "../../src/hal_error.h"
+#include "../../loader/hal_error.h"
 #include "emu_state.h"
 
 namespace nhal::emu {
@@ -54,7 +54,7 @@ nhal_status properties(int device, nhal_device_properties* out) {
   out->total_memory = state().devices[device]->capacity;
   out->cores_per_device = static_cast<uint32_t>(c.lnc);
   out->physical_core = static_cast<uint32_t>(c.visible[device] * c.lnc);
-  out->capabilities = NHAL_DEVICE_CAP_HOST_ADDRESSABLE;
+  out->capabilities = c.host_addressable ? NHAL_DEVICE_CAP_HOST_ADDRESSABLE : 0u;
   return NHAL_STATUS_OK;
 }
 

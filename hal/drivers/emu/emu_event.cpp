@@ -4,8 +4,8 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "../../src/hal_error.h"
-#include "emu_queue.h"
+#include "../../loader/hal_error.h"
+#include "emu_stream.h"
 #include "emu_state.h"
 
 struct nhal_event_s {

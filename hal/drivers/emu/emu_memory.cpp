@@ -11,8 +11,8 @@
 #include <map>
 #include <mutex>
 
-#include "../../src/hal_error.h"
-#include "emu_queue.h"
+#include "../../loader/hal_error.h"
+#include "emu_stream.h"
 #include "emu_state.h"
 
 namespace nhal::emu {

@@ -20,7 +20,7 @@ struct DeviceState {
   uint64_t capacity = 0;
 };
 
-// The emulator's streams; defined in emu_queue.cpp.
+// The emulator's streams; defined in emu_stream.cpp.
 struct Queue;
 
 struct State {
@@ -40,7 +40,7 @@ extern const nhal_memory_ops kMemoryOps;
 extern const nhal_stream_ops kStreamOps;
 extern const nhal_event_ops kEventOps;
 
-// Device synchronize: waits for every stream of the device (emu_queue.cpp).
+// Device synchronize: waits for every stream of the device (emu_stream.cpp).
 nhal_status synchronize_device(int device);
 
 }  // namespace nhal::emu

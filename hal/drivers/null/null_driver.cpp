@@ -1,7 +1,7 @@
 // The null driver: every operation answers UNIMPLEMENTED (device count 0).
 // It is the template a hardware port starts from: copy this file, then fill
 // each slot with the matching Neuron runtime call named in the headers.
-#include "../../src/hal_error.h"
+#include "../../loader/hal_error.h"
 #include "neuron_hal/driver.h"
 
 namespace {

@@ -2,7 +2,7 @@
 // structured kernels' impls (NeuronStructuredOps.cpp) and composite ops that
 // ask a stub whether the device has a kernel (scaled_dot_product_attention's
 // backend choice) reach the CPU code through these.
-#include "aten/NeuronCpuStubs.h"  // first: sets the CPU capability macros
+#include "dispatch/NeuronCpuStubs.h"  // first: sets the CPU capability macros
 
 #include <ATen/native/Activation.h>
 #include <ATen/native/BinaryOps.h>

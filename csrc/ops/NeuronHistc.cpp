@@ -8,8 +8,8 @@
 #include <ATen/ops/histc.h>
 #include <torch/library.h>
 
-#include "aten/NeuronHostDispatch.h"
-#include "aten/NeuronOpTracking.h"
+#include "dispatch/NeuronHostDispatch.h"
+#include "dispatch/NeuronOpTracking.h"
 
 namespace torch_neuronx {
 namespace {

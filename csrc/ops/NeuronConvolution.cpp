@@ -7,8 +7,8 @@
 #include <ATen/ops/convolution_backward.h>
 #include <torch/library.h>
 
-#include "aten/NeuronHostDispatch.h"
-#include "aten/NeuronOpTracking.h"
+#include "dispatch/NeuronHostDispatch.h"
+#include "dispatch/NeuronOpTracking.h"
 
 namespace torch_neuronx {
 namespace {

@@ -1,8 +1,8 @@
-#include "emu_queue.h"
+#include "emu_stream.h"
 
 #include <algorithm>
 
-#include "../../src/hal_error.h"
+#include "../../loader/hal_error.h"
 #include "emu_state.h"
 
 namespace nhal::emu {

@@ -8,7 +8,7 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 
@@ -16,6 +16,10 @@ namespace torch_neuronx {
 // baseline benchmarks compare against). On by default.
 TORCH_NEURONX_API void set_zero_copy(bool enabled);
 TORCH_NEURONX_API bool zero_copy_enabled();
+// Whether host kernels run on this device's memory in place (-1: the current
+// device): zero-copy on and the memory host-addressable. Otherwise an op
+// without a neuron kernel takes the copying fallback.
+TORCH_NEURONX_API bool zero_copy_on(c10::DeviceIndex device);
 
 // Registers the host dispatch for PrivateUse1 on every aten op that has a CPU
 // kernel and a composite one, but no neuron kernel (and for the sparse neuron

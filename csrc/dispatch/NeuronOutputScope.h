@@ -12,7 +12,7 @@
 #include <c10/core/Device.h>
 #include <c10/core/StorageImpl.h>
 
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 

@@ -25,7 +25,7 @@
 #include <optional>
 #include <tuple>
 
-#include "aten/NeuronOpTracking.h"
+#include "dispatch/NeuronOpTracking.h"
 
 namespace torch_neuronx {
 namespace {

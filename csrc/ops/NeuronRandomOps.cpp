@@ -18,8 +18,8 @@
 #include <cmath>
 #include <limits>
 
-#include "aten/NeuronHostAccess.h"
-#include "aten/NeuronOpTracking.h"
+#include "runtime/NeuronHostAccess.h"
+#include "dispatch/NeuronOpTracking.h"
 #include "runtime/NeuronGenerator.h"
 
 namespace torch_neuronx {
@@ -64,8 +64,9 @@ at::Tensor& generate(at::Tensor& self, const std::optional<at::Generator>& gen, 
     self.copy_(values.view(self.sizes()));
     return self;
   }
-  prepare_host_access(self.device().index());
-  host_view(self).copy_(values.view(self.sizes()));
+  HostAccess host(self, HostAccess::Mode::kWrite);
+  host.cpu().copy_(values.view(self.sizes()));
+  host.finish();
   return self;
 }
 

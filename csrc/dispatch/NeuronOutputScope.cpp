@@ -1,4 +1,4 @@
-#include "aten/NeuronOutputScope.h"
+#include "dispatch/NeuronOutputScope.h"
 
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>

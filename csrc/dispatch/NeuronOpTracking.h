@@ -12,7 +12,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
-#include "runtime/NeuronMacros.h"
+#include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 

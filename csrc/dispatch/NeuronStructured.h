@@ -10,7 +10,8 @@
 // which NeuronCpuStubs forwards to the CPU kernel.
 //
 // Contract for an op registered here: its impl takes the meta arguments
-// followed by the outputs, and works on any host-addressable strided memory.
+// followed by the outputs, and works on any host-addressable strided memory
+// (a device that is not host-addressable takes the host dispatch instead).
 #pragma once
 
 #include <ATen/TensorIterator.h>
@@ -24,22 +25,16 @@
 #include <optional>
 #include <type_traits>
 
-#include "aten/NeuronHostDispatch.h"
-#include "aten/NeuronOpTracking.h"
+#include "dispatch/NeuronArgumentChecks.h"
+#include "dispatch/NeuronHostDispatch.h"
+#include "dispatch/NeuronOpTracking.h"
+#include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {
 
 // A new neuron tensor with these sizes and strides (contiguous, or options'
 // memory format, when strides is empty).
 at::Tensor empty_neuron_strided(c10::IntArrayRef sizes, c10::IntArrayRef strides, const at::TensorOptions& options);
-
-// Waits for queued work on the tensor's device before its memory is touched
-// from the host (a no-op when the emulator runs work inline).
-void prepare_host_access_for(const at::Tensor& t);
-
-// PyTorch's "Expected all tensors to be on the same device" check for ops
-// whose meta function does not check devices (TensorIterator's does).
-void check_same_device(const char* op, const at::Tensor& first, std::initializer_list<const at::Tensor*> others);
 
 namespace structured {
 
@@ -148,28 +143,28 @@ struct Kernels {
 
   static at::Tensor functional(const at::Tensor& self, Rest... rest) {
     check_devices(self, rest...);
-    if (TakesHostDispatch<Base>::check(self, rest...)) return on_host(*functional_op, self, rest...).toTensor();
+    if (to_host_dispatch(self, rest...)) return on_host(*functional_op, self, rest...).toTensor();
     Op<Base, Mode::kFunctional> op;
     op.meta(self, rest...);
-    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel()) return on_host(*functional_op, self, rest...).toTensor();
+    if (!op.ready_for_cpu_kernel()) return on_host(*functional_op, self, rest...).toTensor();
     run(op, self, rest...);
     return op.take();
   }
   static at::Tensor& inplace(at::Tensor& self, Rest... rest) {
     check_devices(self, rest...);
-    if (TakesHostDispatch<Base>::check(self, rest...)) return on_host(*inplace_op, self, rest...), self;
+    if (to_host_dispatch(self, rest...)) return on_host(*inplace_op, self, rest...), self;
     Op<Base, Mode::kInPlace> op(self);
     op.meta(self, rest...);
-    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel()) return on_host(*inplace_op, self, rest...), self;
+    if (!op.ready_for_cpu_kernel()) return on_host(*inplace_op, self, rest...), self;
     run(op, self, rest...);
     return self;
   }
   static at::Tensor& out(const at::Tensor& self, Rest... rest, at::Tensor& out) {
     check_devices(self, rest...);
-    if (TakesHostDispatch<Base>::check(self, rest...)) return on_host(*out_op, self, rest..., out), out;
+    if (to_host_dispatch(self, rest...)) return on_host(*out_op, self, rest..., out), out;
     Op<Base, Mode::kOut> op(out);
     op.meta(self, rest...);
-    if (!zero_copy_enabled() || !op.ready_for_cpu_kernel()) return on_host(*out_op, self, rest..., out), out;
+    if (!op.ready_for_cpu_kernel()) return on_host(*out_op, self, rest..., out), out;
     run(op, self, rest...);
     return out;
   }
@@ -178,7 +173,7 @@ struct Kernels {
   template <class O>
   static void run(O& op, const at::Tensor& self, const Rest&... rest) {
     counter->hit();
-    prepare_host_access_for(op.maybe_get_output(0));
+    wait_for_producers(op.maybe_get_output(0).device().index());
     op.impl(self, rest..., op.maybe_get_output(0));
     op.finish();
   }
@@ -190,6 +185,18 @@ struct Kernels {
     torch::jit::push(stack, std::forward<A>(args)...);
     host_dispatch(op, &stack);
     return std::move(stack.front());
+  }
+
+  // Decided before the meta function, so that no neuron output is allocated
+  // for a call the host dispatch takes: zero-copy off or the device's memory
+  // not host-addressable (both: the copying fallback), or the family's rule.
+  static bool to_host_dispatch(const at::Tensor& self, const Rest&... rest) {
+    c10::DeviceIndex device = self.is_privateuseone() ? self.device().index() : -1;
+    auto take = [&](const at::Tensor* t) {
+      if (device < 0 && t != nullptr && t->is_privateuseone()) device = t->device().index();
+    };
+    (take(tensor_or_null(rest)), ...);
+    return !zero_copy_on(device) || TakesHostDispatch<Base>::check(self, rest...);
   }
 
   static void check_devices(const at::Tensor& self, const Rest&... rest) {

@@ -18,8 +18,9 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
-#include "aten/NeuronHostAccess.h"
-#include "aten/NeuronOpTracking.h"
+#include "runtime/NeuronHostAccess.h"
+#include "runtime/NeuronStorage.h"
+#include "dispatch/NeuronOpTracking.h"
 #include "runtime/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHal.h"
@@ -92,9 +93,13 @@ at::Tensor reshape_alias(const at::Tensor& self, c10::SymIntArrayRef size, c10::
 const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
                           std::optional<c10::MemoryFormat> memory_format) {
   NEURON_COUNT_OP("aten::resize_");
-  // Growth reallocates through the storage's allocator (ours) and copies the
-  // old bytes with host stores, so wait for queued work on them first.
-  prepare_host_access(self.device().index());
+  // Growth happens on the device first (a new block, the old bytes copied on
+  // the stream), so ATen's CPU resize finds the storage large enough and
+  // never copies device bytes with host stores.
+  int64_t numel = 1;
+  for (const c10::SymInt& s : size) numel *= s.expect_int();
+  const size_t needed = static_cast<size_t>((self.storage_offset() + numel) * self.element_size());
+  if (numel > 0 && self.storage().nbytes() < needed) resize_storage_bytes(self.storage().unsafeGetStorageImpl(), needed);
   return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size), memory_format);
 }
 
@@ -122,9 +127,9 @@ at::Tensor& set_empty(at::Tensor& self) {
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   NEURON_COUNT_OP("aten::fill_.Scalar");
-  prepare_host_access(self.device().index());
-  at::Tensor host = host_view(self);
-  at::native::fill_(host, value);
+  HostAccess host(self, HostAccess::Mode::kWrite);
+  at::native::fill_(const_cast<at::Tensor&>(host.cpu()), value);
+  host.finish();
   return self;
 }
 

@@ -5,15 +5,15 @@
 // current stream of the neuron side (asynchronous only for non_blocking with
 // pinned host memory; host reads otherwise synchronize). Anything else
 // (dtype conversion, strided views, broadcasting): ATen's CPU copy kernel on
-// host views of the device memory, in stream order.
+// host access to the device memory (runtime/NeuronHostAccess.h), in stream order.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/copy.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/resize.h>
 #include <torch/library.h>
 
-#include "aten/NeuronHostAccess.h"
-#include "aten/NeuronOpTracking.h"
+#include "runtime/NeuronHostAccess.h"
+#include "dispatch/NeuronOpTracking.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronHostAllocator.h"
 #include "runtime/NeuronStream.h"
@@ -37,7 +37,7 @@ void copy_dense(const at::Tensor& src, const at::Tensor& dst, bool non_blocking)
   const at::Tensor& neuron_side = src_dev ? src : dst;
   c10::Stream s = current_stream(neuron_side.device().index());
   if (src_dev && dst_dev && src.device() != dst.device()) {
-    prepare_host_access(dst.device().index());  // the destination's earlier work first
+    wait_for_producers(dst.device().index());  // the destination's earlier work first
   }
   nhal_copy_kind kind = src_dev && dst_dev ? NHAL_COPY_DEVICE_TO_DEVICE
                         : src_dev          ? NHAL_COPY_DEVICE_TO_HOST
@@ -55,11 +55,10 @@ void copy_dense(const at::Tensor& src, const at::Tensor& dst, bool non_blocking)
 }
 
 void copy_through_host(const at::Tensor& src, const at::Tensor& dst) {
-  if (src.is_privateuseone()) prepare_host_access(src.device().index());
-  if (dst.is_privateuseone()) prepare_host_access(dst.device().index());
-  at::Tensor host_dst = dst.is_privateuseone() ? host_view(dst) : dst;
-  at::Tensor host_src = src.is_privateuseone() ? host_view(src) : src;
-  host_dst.copy_(host_src);
+  HostAccess from(src, HostAccess::Mode::kRead);
+  HostAccess to(dst, HostAccess::Mode::kWrite);
+  to.cpu().copy_(from.cpu());
+  to.finish();
 }
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {

@@ -1,4 +1,4 @@
-#include "aten/NeuronOpTracking.h"
+#include "dispatch/NeuronOpTracking.h"
 
 #include <c10/util/Exception.h>
 

@@ -1,6 +1,6 @@
 // The zero-copy path for every op without a neuron kernel: ATen's own CPU
-// kernel runs directly on device memory (the emulator's memory is
-// host-addressable), with no copy in or out.
+// kernel runs directly on device memory (on a host-addressable device, see
+// runtime/NeuronHostAccess.h), with no copy in or out.
 //
 //  1. Neuron tensor arguments become CPU aliases: CPU tensors over the same
 //     bytes (same sizes, strides, offset), whose storage may grow through the
@@ -17,7 +17,7 @@
 // Sparse arguments (COO and compressed layouts) become CPU sparse tensors
 // over aliases of their members (indices, values), the CPU's sparse kernel
 // runs, and sparse results become neuron sparse tensors over their (adopted)
-// members (NeuronSparse.h). Quantized results and other layouts raise
+// members (NeuronSparseMembers.h). Quantized results and other layouts raise
 // NotImplementedError naming what they are.
 //
 // The dispatcher prefers a composite kernel over a backend fallback, so ops
@@ -28,7 +28,8 @@
 // kernel then runs as on the CPU, bitwise equal and in one dispatch.
 //
 // While zero-copy is turned off (torch_neuronx._C._set_zero_copy(False), the
-// benchmark baseline) every op takes the copying CPU fallback instead.
+// benchmark baseline), and on a device whose memory the host cannot address,
+// every op takes the copying CPU fallback instead (NeuronCopyingFallback.cpp).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty_strided.h>
 #include <c10/core/TensorImpl.h>
@@ -38,13 +39,15 @@
 #include <cstring>
 #include <vector>
 
-#include "aten/NeuronFallback.h"
-#include "aten/NeuronHostAccess.h"
-#include "aten/NeuronHostDispatch.h"
-#include "aten/NeuronOpTracking.h"
-#include "aten/NeuronOutputScope.h"
-#include "aten/NeuronSparse.h"
+#include "dispatch/NeuronHostDispatch.h"
+
+#include "dispatch/NeuronArgumentChecks.h"
+#include "dispatch/NeuronCopyingFallback.h"
+#include "dispatch/NeuronOpTracking.h"
+#include "dispatch/NeuronOutputScope.h"
+#include "dispatch/NeuronSparseMembers.h"
 #include "runtime/NeuronFunctions.h"
+#include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {
 namespace {
@@ -245,6 +248,26 @@ std::optional<c10::Device> factory_device(const torch::jit::Stack& stack, size_t
   return std::nullopt;
 }
 
+// run_on_host without aliases: inputs staged to host memory (and written
+// back, as fn may mutate them), fn's CPU outputs copied to the device.
+std::vector<at::Tensor> run_on_staged_copies(
+    c10::Device device, const std::vector<at::Tensor>& inputs,
+    const std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>& fn) {
+  std::vector<HostAccess> staged;
+  std::vector<at::Tensor> host_inputs;
+  staged.reserve(inputs.size());
+  for (const at::Tensor& t : inputs) {
+    staged.emplace_back(t, HostAccess::Mode::kReadWrite);
+    host_inputs.push_back(staged.back().cpu());
+  }
+  std::vector<at::Tensor> outputs = fn(host_inputs);
+  for (HostAccess& a : staged) a.finish();
+  for (at::Tensor& t : outputs) {
+    if (t.defined() && t.is_cpu()) t = t.to(device);
+  }
+  return outputs;
+}
+
 }  // namespace
 
 void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
@@ -262,12 +285,12 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       return;
     }
   }
-  if (!device || !g_zero_copy.load(std::memory_order_relaxed)) {
+  if (!device || !zero_copy_on(device->index())) {
     copying_cpu_fallback(op, stack);
     return;
   }
   substitute_generators(op, *stack, first, *device);
-  prepare_host_access(device->index());
+  wait_for_producers(device->index());
   HostCall call(*device);
   for (size_t i = first; i < stack->size(); ++i) (*stack)[i] = call.to_host((*stack)[i]);
   {
@@ -284,7 +307,8 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 std::vector<at::Tensor> run_on_host(c10::Device device, const std::vector<at::Tensor>& inputs,
                                     const std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>& fn) {
-  prepare_host_access(device.index());
+  if (!zero_copy_on(device.index())) return run_on_staged_copies(device, inputs, fn);
+  wait_for_producers(device.index());
   HostCall call(device);
   std::vector<at::Tensor> host_inputs;
   host_inputs.reserve(inputs.size());
@@ -329,6 +353,9 @@ int register_host_kernels() {
 
 void set_zero_copy(bool enabled) { g_zero_copy.store(enabled); }
 bool zero_copy_enabled() { return g_zero_copy.load(); }
+bool zero_copy_on(c10::DeviceIndex device) {
+  return g_zero_copy.load(std::memory_order_relaxed) && host_addressable(device);
+}
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&host_dispatch>());

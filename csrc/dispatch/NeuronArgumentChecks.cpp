@@ -1,56 +1,58 @@
-// The copying CPU fallback (ATen's cpu_fallback: arguments copied to the CPU,
-// the CPU kernel run, results copied back) and the argument checks it shares
-// with the zero-copy host dispatch (NeuronHostDispatch.cpp).
-#include <ATen/core/dispatch/Dispatcher.h>
-#include <ATen/native/CPUFallback.h>
+#include "dispatch/NeuronArgumentChecks.h"
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/util/Exception.h>
-#include <torch/library.h>
 
-#include <optional>
-
-#include "aten/NeuronFallback.h"
-
-#include "aten/NeuronHostAccess.h"
-#include "aten/NeuronOpTracking.h"
 #include "runtime/NeuronGenerator.h"
 
 namespace torch_neuronx {
 
+void SameDeviceCheck::visit(const at::Tensor& t, bool cpu_scalar_ok) {
+  if (!t.defined()) return;
+  if (t.is_privateuseone()) {
+    if (!neuron_) neuron_ = t.device();
+    else if (*neuron_ != t.device()) other_ = t.device();
+  } else if (!(cpu_scalar_ok && t.is_cpu() && t.dim() == 0)) {
+    other_ = t.device();
+  }
+}
+
+std::optional<c10::Device> SameDeviceCheck::result(const std::string& op) const {
+  TORCH_CHECK(!neuron_ || !other_, "Expected all tensors to be on the same device, but found at least two devices, ",
+              *neuron_, " and ", other_.value_or(*neuron_), "! (when checking arguments for ", op,
+              "; move them with .to(...) first)");
+  return neuron_;
+}
+
 std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op, const torch::jit::Stack& stack,
                                              size_t first) {
-  std::optional<c10::Device> neuron;
-  std::optional<c10::Device> other;
-  // `written`: an in-place or out= argument, which a CPU scalar cannot be.
-  auto visit = [&](const at::Tensor& t, bool written) {
-    if (!t.defined()) return;
-    if (t.is_privateuseone()) {
-      if (!neuron) neuron = t.device();
-      else if (*neuron != t.device()) other = t.device();
-    } else if (!(t.is_cpu() && t.dim() == 0 && !written)) {
-      other = t.device();
-    }
-  };
+  SameDeviceCheck check;
   const auto& args = op.schema().arguments();
   for (size_t i = first; i < stack.size(); ++i) {
     const c10::IValue& v = stack[i];
     const bool written = i - first < args.size() && args[i - first].alias_info() && args[i - first].alias_info()->isWrite();
-    if (v.isTensor()) visit(v.toTensor(), written);
-    else if (v.isTensorList()) for (const at::Tensor& t : v.toTensorList()) visit(t, written);
+    if (v.isTensor()) check.visit(v.toTensor(), !written);
+    else if (v.isTensorList()) for (const at::Tensor& t : v.toTensorList()) check.visit(t, !written);
     else if (v.isOptionalTensorList()) {
       // Advanced indexing (index, index_put_, _index_put_impl_, _unsafe_index,
       // ...) takes CPU index tensors and masks on any device, as on CUDA: the
       // host kernel reads them where they are.
       const bool cpu_indices_allowed = i - first < args.size() && args[i - first].name() == "indices";
       for (std::optional<at::Tensor> t : v.toOptionalTensorList()) {
-        if (t.has_value() && !(cpu_indices_allowed && t->defined() && t->is_cpu())) visit(*t, written);
+        if (t.has_value() && !(cpu_indices_allowed && t->defined() && t->is_cpu())) check.visit(*t, !written);
       }
     }
   }
-  TORCH_CHECK(!neuron || !other, "Expected all tensors to be on the same device, but found at least two devices, ",
-              *neuron, " and ", other.value_or(*neuron), "! (when checking arguments for ",
-              op.schema().operator_name(), "; move them with .to(...) first)");
-  return neuron;
+  return check.result(c10::toString(op.schema().operator_name()));
+}
+
+void check_same_device(const char* op, const at::Tensor& first, std::initializer_list<const at::Tensor*> others) {
+  SameDeviceCheck check;
+  check.visit(first, false);
+  for (const at::Tensor* t : others) {
+    if (t != nullptr) check.visit(*t, false);
+  }
+  check.result(op);
 }
 
 namespace {
@@ -97,16 +99,6 @@ void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& sta
     at::Generator cpu = at::make_generator<at::CPUGeneratorImpl>(seed ^ (offset * 0x9E3779B97F4A7C15ull));
     v = c10::IValue(cpu);
   }
-}
-
-void copying_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const auto& schema = op.schema();
-  const size_t first = stack->size() - schema.arguments().size();
-  std::optional<c10::Device> device = check_same_device(op, *stack, first);
-  if (device) substitute_generators(op, *stack, first, *device);
-  record_fallback(c10::toString(schema.operator_name()));
-  if (device) prepare_host_access(device->index());
-  at::native::cpu_fallback(op, stack);
 }
 
 }  // namespace torch_neuronx

@@ -40,8 +40,8 @@
 #include <ATen/ops/threshold_backward_native.h>
 #include <torch/library.h>
 
-#include "aten/NeuronHostAccess.h"
-#include "aten/NeuronStructured.h"
+#include "runtime/NeuronHostAccess.h"
+#include "dispatch/NeuronStructured.h"
 #include "runtime/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 
@@ -75,17 +75,6 @@ at::Tensor empty_neuron_strided(c10::IntArrayRef sizes, c10::IntArrayRef strides
     return at::detail::empty_generic(sizes, &caching_allocator(), keys, dtype, options.memory_format_opt());
   }
   return at::detail::empty_strided_generic(sizes, strides, &caching_allocator(), keys, dtype);
-}
-
-void prepare_host_access_for(const at::Tensor& t) { prepare_host_access(t.device().index()); }
-
-void check_same_device(const char* op, const at::Tensor& first, std::initializer_list<const at::Tensor*> others) {
-  for (const at::Tensor* t : others) {
-    if (t == nullptr || !t->defined()) continue;
-    TORCH_CHECK(t->device() == first.device(),
-                "Expected all tensors to be on the same device, but found at least two devices, ", first.device(),
-                " and ", t->device(), "! (in ", op, ")");
-  }
 }
 
 namespace structured {
