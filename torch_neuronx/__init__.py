@@ -21,13 +21,16 @@ import torch  # noqa: E402
 
 from . import _C  # noqa: F401  (loads the C++ core: allocator, guard, hooks, ops)
 from ._compile.metrics import get_dynamo_metrics, reset_dynamo_metrics
-from ._op_tracking import clear_op_tracking, get_executed_ops, get_fallback_ops, set_fallback_warnings
+from ._op_tracking import (clear_op_tracking, get_executed_ops, get_fallback_ops, host_staging_stats,
+                           reset_host_staging_stats, set_fallback_warnings)
 
 __all__ = [
     "clear_op_tracking",
     "get_executed_ops",
     "get_dynamo_metrics",
     "get_fallback_ops",
+    "host_staging_stats",
+    "reset_host_staging_stats",
     "reset_dynamo_metrics",
     "set_fallback_warnings",
 ]

@@ -16,6 +16,7 @@ KNOBS = (
     "TORCH_NEURONX_EMU_HBM",
     "TORCH_NEURONX_EMU_CHIPS",
     "TORCH_NEURONX_EMU_QUEUE",
+    "TORCH_NEURONX_EMU_HOST_ADDRESSABLE",
     "TORCH_NEURONX_FALLBACK_WARN",
 )
 
@@ -37,6 +38,11 @@ def info_text() -> str:
                      f"{_gib(total - free):>12}{_gib(total):>12}")
     if count == 0:
         lines.append("(no NeuronCores visible)")
+    elif _C._host_addressable(0):
+        lines += ["", "host access: device memory is host-addressable (host kernels and collectives run on it in place)"]
+    else:
+        lines += ["", "host access: device memory is not host-addressable (host kernels and collectives stage "
+                      "copies; see torch_neuronx.host_staging_stats())"]
     lines += ["", "settings in effect (driver):"]
     lines += [f"  {line}" for line in config.splitlines()]
     lines += ["", "environment:"]

@@ -1,4 +1,5 @@
-"""Which ops ran on neuron tensors, and which fell back to the CPU with copies."""
+"""Which ops ran on neuron tensors, which fell back to the CPU with copies, and
+what was staged through host copies on a device the host cannot address."""
 
 from . import _C
 
@@ -21,3 +22,15 @@ def clear_op_tracking() -> None:
 def set_fallback_warnings(enabled: bool) -> None:
     """Turns the once-per-op fallback warning on or off (also TORCH_NEURONX_FALLBACK_WARN=0)."""
     _C._set_fallback_warnings(bool(enabled))
+
+
+def host_staging_stats() -> dict[str, int]:
+    """Copies of device bytes staged for host code (to_host_copies, to_host_bytes,
+    to_device_copies, to_device_bytes) since the start or the last reset: zero on
+    a host-addressable device (the emulator's default), the price of host
+    compute and collectives on a device that is not (TORCH_NEURONX_EMU_HOST_ADDRESSABLE=0)."""
+    return dict(_C._host_staging_stats())
+
+
+def reset_host_staging_stats() -> None:
+    _C._reset_host_staging_stats()

@@ -27,3 +27,36 @@ def test_files_stay_small():
     big = [(p, n) for p in sources("hal", ".h", ".cpp") + sources("csrc", ".h", ".cpp") + sources("torch_neuronx", ".py")
            if (n := len(p.read_text().splitlines())) > 400]
     assert not big, f"runtime files stay under 400 lines; split by concept: {big}"
+
+
+def includes(path: pathlib.Path) -> list[str]:
+    return re.findall(r'#include\s*"([^"]+)"', path.read_text())
+
+
+def test_layers_include_only_below():
+    # The layers of docs/architecture.md, bottom up: a folder may include its
+    # own files and those of the folders listed for it.
+    allowed = {
+        "runtime": {"runtime"},
+        "dispatch": {"runtime", "dispatch"},
+        "ops": {"runtime", "dispatch", "ops"},
+        "amp": {"runtime", "dispatch", "amp"},
+        "distributed": {"runtime", "distributed"},  # never op code: host access is runtime's
+    }
+    bad = []
+    for layer, ok in allowed.items():
+        for p in sources(f"csrc/{layer}", ".h", ".cpp"):
+            for inc in includes(p):
+                folder = inc.split("/")[0] if "/" in inc else layer
+                if folder not in ok and not inc.startswith("neuron_hal/"):
+                    bad.append(f"{p.relative_to(ROOT)} includes {inc}")
+    assert not bad, bad
+
+
+def test_only_runtime_reads_host_addressability():
+    # runtime/NeuronHostAccess decides whether host code may touch device
+    # memory; everything else asks it (host_addressable, HostAccess).
+    bad = [p for p in sources("csrc", ".h", ".cpp")
+           if "NHAL_DEVICE_CAP_HOST_ADDRESSABLE" in p.read_text() and p.parent.name != "runtime"]
+    bad += [p for p in sources("torch_neuronx", ".py") if "capabilities" in p.read_text()]
+    assert not bad, f"only csrc/runtime/NeuronHostAccess reads the capability: {bad}"
