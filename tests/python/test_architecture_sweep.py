@@ -3,11 +3,7 @@ Transformers' causal-LM architectures): a few architectures of different
 families generate the CPU's greedy tokens on neuron eagerly, and one with a
 static cache and compiled decode."""
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sweep"))
-import architecture_sweep  # noqa: E402
+import architecture_sweep  # tests/sweep, on pytest's pythonpath (pyproject.toml)
 
 EAGER = ["llama", "gpt2", "bloom", "mamba", "bart", "falcon", "phi3", "gemma2"]
 

@@ -4,7 +4,7 @@ selection, properties, torch.accelerator and the info listing."""
 import pytest
 import torch
 
-from conftest import run_ok, run_python
+from helpers.processes import run_ok, run_python
 
 
 def test_registration():
@@ -19,15 +19,12 @@ def test_registration():
 
 
 def test_import_torch_alone_registers_neuron():
-    out = run_ok("""
-        import sys, torch
-        print('torch_neuronx' in sys.modules, torch.ones(1, device='neuron').device)
-    """)
+    out = run_ok("device_import_torch_alone")
     assert out.split() == ["True", "neuron:0"]
 
 
 def test_autoload_can_be_disabled():
-    out = run_ok("import torch; print(hasattr(torch, 'neuron'))", env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    out = run_ok("device_has_neuron", env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
     assert out.strip() == "False"
 
 
@@ -52,18 +49,12 @@ def test_default_is_one_trainium2_chip_at_lnc2():
     ],
 )
 def test_environment_shapes_the_devices(env, count, memory):
-    out = run_ok("""
-        import torch
-        print(torch.neuron.device_count(), torch.neuron.get_device_properties(0).total_memory)
-    """, env=env)
+    out = run_ok("device_count_and_memory", env=env)
     assert out.split() == [str(count), str(memory)]
 
 
 def test_visible_cores_map_to_physical_cores():
-    out = run_ok("""
-        import torch
-        print([torch.neuron.get_device_properties(i).physical_core for i in range(2)])
-    """, env={"NEURON_RT_VISIBLE_CORES": "1,3"})
+    out = run_ok("device_physical_cores", env={"NEURON_RT_VISIBLE_CORES": "1,3"})
     assert out.strip() == "[2, 6]"  # logical core c at LNC=2 starts at physical core 2c
 
 
@@ -79,21 +70,14 @@ def test_visible_cores_map_to_physical_cores():
     ],
 )
 def test_bad_settings_give_clear_errors(env, message):
-    proc = run_python("""
-        import torch
-        print(torch.neuron.is_available(), torch.neuron.device_count())
-        torch.ones(1, device='neuron')
-    """, env=env)
+    proc = run_python("device_availability", "allocate", env=env)
     assert proc.returncode != 0
     assert proc.stdout.split() == ["False", "0"]  # availability checks never raise
     assert message in proc.stderr, proc.stderr
 
 
 def test_null_driver_has_no_devices():
-    out = run_ok("""
-        import torch
-        print(torch.neuron.is_available(), torch.neuron.device_count())
-    """, env={"TORCH_NEURONX_DRIVER": "null"})
+    out = run_ok("device_availability", env={"TORCH_NEURONX_DRIVER": "null"})
     assert out.split() == ["False", "0"]
 
 
@@ -128,20 +112,12 @@ def test_accelerator_reports_neuron():
 
 
 def test_lazy_start():
-    out = run_ok("""
-        import torch
-        a = torch.neuron.is_initialized(); torch.neuron.device_count(); b = torch.neuron.is_initialized()
-        torch.ones(1, device='neuron'); print(a, b, torch.neuron.is_initialized())
-    """)
+    out = run_ok("device_lazy_start")
     assert out.split() == ["False", "False", "True"]
 
 
 def test_info_listing():
-    out = run_ok("""
-        import sys, runpy
-        sys.argv = ['torch_neuronx', 'info']
-        runpy.run_module('torch_neuronx', run_name='__main__')
-    """, env={"NEURON_RT_VISIBLE_CORES": "1-2"})
+    out = run_ok("device_info", env={"NEURON_RT_VISIBLE_CORES": "1-2"})
     assert "driver: emu" in out
     assert "neuron:0" in out and "neuron:1" in out and "neuron:2" not in out
     assert "24.00 GiB" in out

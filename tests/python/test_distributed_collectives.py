@@ -5,106 +5,15 @@ transport; nothing left in /dev/shm."""
 
 import pytest
 
-from dist_launch import assert_all_ok, launch, shm_entries
-
-CODE = """
-init()
-torch.neuron.synchronize()
-assert torch.neuron.current_device() == RANK % torch.neuron.device_count()  # neuron:LOCAL_RANK
-DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8, torch.bool]
-OPS = {"SUM": dist.ReduceOp.SUM, "PRODUCT": dist.ReduceOp.PRODUCT, "MIN": dist.ReduceOp.MIN,
-       "MAX": dist.ReduceOp.MAX, "AVG": dist.ReduceOp.AVG, "BAND": dist.ReduceOp.BAND,
-       "BOR": dist.ReduceOp.BOR, "BXOR": dist.ReduceOp.BXOR}
-
-def data(rank, dtype, n):
-    g = torch.Generator().manual_seed(1000 + rank)
-    if dtype == torch.bool:
-        return torch.rand(n, generator=g) > 0.5
-    if dtype.is_floating_point:
-        return (torch.rand(n, generator=g) * 4 - 2).to(dtype)
-    return torch.randint(0, 7, (n,), generator=g, dtype=torch.int64).to(dtype)
-
-def reference(op, xs):
-    acc = xs[0].clone()
-    for x in xs[1:]:
-        if op in ("SUM", "AVG"):
-            acc = (acc | x) if acc.dtype == torch.bool else (acc.float() + x.float()).to(acc.dtype) if acc.dtype in (torch.bfloat16, torch.float16) else acc + x
-        elif op == "PRODUCT":
-            acc = (acc & x) if acc.dtype == torch.bool else (acc.float() * x.float()).to(acc.dtype) if acc.dtype in (torch.bfloat16, torch.float16) else acc * x
-        elif op == "MIN": acc = torch.minimum(acc, x)
-        elif op == "MAX": acc = torch.maximum(acc, x)
-        elif op == "BAND": acc = acc & x
-        elif op == "BOR": acc = acc | x
-        elif op == "BXOR": acc = acc ^ x
-    if op == "AVG":
-        acc = (acc.float() / WORLD).to(acc.dtype) if acc.dtype != torch.float64 else acc / WORLD
-    return acc
-
-checked = 0
-for n in (1, 1000, (5 << 20) // 4 + 3):  # one element, a small tensor, more than one 4 MiB chunk
-    for dtype in DTYPES:
-        xs = [data(r, dtype, n) for r in range(WORLD)]
-        for name, op in OPS.items():
-            floating = dtype.is_floating_point
-            if name in ("BAND", "BOR", "BXOR") and floating or name == "AVG" and not floating:
-                continue
-            t = xs[RANK].to("neuron")
-            dist.all_reduce(t, op=op)
-            assert torch.equal(t.cpu(), reference(name, xs)), (n, dtype, name)
-            checked += 1
-        out = torch.empty(WORLD * n, dtype=dtype, device="neuron")
-        dist.all_gather_into_tensor(out, xs[RANK].to("neuron"))
-        assert torch.equal(out.cpu(), torch.cat(xs)), (n, dtype, "all_gather_into_tensor")
-        outs = [torch.empty(n, dtype=dtype, device="neuron") for _ in range(WORLD)]
-        dist.all_gather(outs, xs[RANK].to("neuron"))
-        assert all(torch.equal(o.cpu(), x) for o, x in zip(outs, xs)), (n, dtype, "all_gather")
-        b = xs[RANK].to("neuron")
-        dist.broadcast(b, src=WORLD - 1)
-        assert torch.equal(b.cpu(), xs[WORLD - 1]), (n, dtype, "broadcast")
-        if dtype != torch.bool and n < 10000:
-            big = [data(r, dtype, WORLD * n) for r in range(WORLD)]
-            rs = torch.empty(n, dtype=dtype, device="neuron")
-            dist.reduce_scatter_tensor(rs, big[RANK].to("neuron"))
-            assert torch.equal(rs.cpu(), reference("SUM", big)[RANK * n:(RANK + 1) * n]), (n, dtype, "reduce_scatter_tensor")
-            rl = torch.empty(n, dtype=dtype, device="neuron")
-            dist.reduce_scatter(rl, [c.to("neuron") for c in big[RANK].chunk(WORLD)])
-            assert torch.equal(rl.cpu(), reference("SUM", big)[RANK * n:(RANK + 1) * n]), (n, dtype, "reduce_scatter")
-        checked += 4
-w = dist.all_reduce(torch.ones(8, device="neuron"), async_op=True)
-w.wait()
-assert w.is_completed() and w.get_future().done()
-pre = torch.ones(4, device="neuron")
-dist.all_reduce(pre, op=dist._make_nccl_premul_sum(0.5))
-assert torch.equal(pre.cpu(), torch.full((4,), 0.5 * WORLD))
-dist.barrier()
-import torch_neuronx._distributed as nd
-assert nd.shm_bytes() > 0 and nd.tcp_bytes() == 0  # one host: shared memory only
-print("checked", checked)
-dist.destroy_process_group()
-"""
+from helpers.dist_launch import assert_all_ok, launch, launch_ok, shm_entries
+from helpers.processes import worker_path
 
 
 @pytest.mark.parametrize("world", [2, 4])
 def test_every_collective_dtype_and_op_matches_a_local_reference(world, tmp_path):
     before = shm_entries()
-    results = launch(CODE, world, tmp_path)
-    assert_all_ok(results)
-    assert all("checked" in r.stdout for r in results)
+    launch_ok("collectives_every_op", world, tmp_path, expect="checked")
     assert shm_entries() <= before
-
-
-BARRIER_THEN_COLLECTIVE = """
-init()
-torch.neuron.set_device(RANK % torch.neuron.device_count())
-for i in range(ROUNDS):
-    dist.barrier(device_ids=[torch.neuron.current_device()] if i % 2 else None)
-    outs = [torch.empty(1, device="neuron") for _ in range(WORLD)]
-    dist.all_gather(outs, torch.full((1,), float(RANK * 1000 + i), device="neuron"))
-    assert [int(o.item()) for o in outs] == [r * 1000 + i for r in range(WORLD)], i
-    dist.all_reduce(torch.empty(0, device="neuron"))  # no data step, like a barrier
-print("rounds", ROUNDS)
-dist.destroy_process_group()
-"""
 
 
 def test_barrier_then_collective_never_mismatches_under_load(tmp_path):
@@ -116,10 +25,10 @@ def test_barrier_then_collective_never_mismatches_under_load(tmp_path):
     import subprocess
     import sys
 
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    hog = subprocess.Popen([sys.executable, str(worker_path("busy_loop"))])
     try:
         for launch_no in range(3):
-            results = launch("ROUNDS = 150\n" + BARRIER_THEN_COLLECTIVE, 4, tmp_path, timeout=180)
+            results = launch("collectives_barrier_rounds", 4, tmp_path, timeout=180, args=[150])
             assert_all_ok(results)
             assert all("rounds 150" in r.stdout for r in results), launch_no
     finally:

@@ -8,17 +8,13 @@ to the one-process image within bf16 tolerance. FLUX.1: eager gives the CPU's
 image, and examples/flux_tp.py (compiled, TP) gives the eager image on 1 and 2
 processes."""
 
-import sys
-
 import numpy as np
 import pytest
 import torch
 import torch_neuronx
 
-from dist_launch import EXAMPLES, assert_all_ok, launch, torchrun
-
-sys.path.insert(0, str(EXAMPLES))
-import build_artifacts  # noqa: E402
+from examples import build_artifacts
+from helpers.dist_launch import assert_all_ok, launch, torchrun
 
 SIZE, STEPS = 64, 2
 
@@ -108,24 +104,7 @@ def test_compiled_repeated_blocks_give_the_eager_image(model, embeds, tmp_path, 
 
 
 def test_tensor_parallel_config_shards_the_transformer_as_it_loads(model, tmp_path):
-    results = launch(f"""
-        init()
-        from torch.distributed.device_mesh import DeviceMesh
-        from torch.distributed.tensor import DTensor, Shard, Replicate
-        import torch_neuronx
-        from diffusers import QwenImage21Transformer2DModel, TensorParallelConfig
-        mesh = DeviceMesh("neuron", list(range(WORLD)))
-        t = QwenImage21Transformer2DModel.from_pretrained({str(model)!r}, subfolder="transformer",
-            torch_dtype=torch.bfloat16, parallel_config=TensorParallelConfig(mesh=mesh))
-        attn = t.transformer_blocks[0].attn
-        q, out = attn.to_q.weight, attn.to_out[0].weight
-        assert isinstance(q, DTensor) and q.placements == (Shard(0),), q
-        assert isinstance(out, DTensor) and out.placements == (Shard(1),), out
-        assert q.to_local().shape == (32, 64) and out.to_local().shape == (64, 32), (q.to_local().shape, out.to_local().shape)
-        assert q.to_local().device == torch.device("neuron", RANK), q.to_local().device
-        assert all(p.device.type == "neuron" for p in t.parameters())
-        print("ok")
-    """, world=2, tmp_path=tmp_path)
+    results = launch("diffusers_tp_config", world=2, tmp_path=tmp_path, args=[model])
     assert_all_ok(results)
 
 

@@ -5,20 +5,16 @@ without asynchronous loading), sampled generation under a seed, TP through
 merged and unmerged adapters saved and loaded; Accelerate in one process and
 under torchrun (MULTI_NEURON), bf16, gather and reduce."""
 
-import os
+import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-from conftest import run_ok
-from dist_launch import assert_all_ok, launch
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples"))
-import build_artifacts  # noqa: E402
+from examples import build_artifacts
+from helpers.dist_launch import assert_all_ok, launch
+from helpers.processes import run_ok, worker_env, worker_path
 
 
 @pytest.fixture(scope="module")
@@ -33,17 +29,8 @@ def artifacts(tmp_path_factory):
     ("auto", None),  # accelerate 1.16 asks torch.accelerator, then torch.neuron.mem_get_info, for the memory
 ])
 def test_from_pretrained_device_map_places_the_model_on_neuron(artifacts, device_map, max_memory, async_load):
-    out = run_ok(f"""
-        import torch
-        from transformers import AutoModelForCausalLM
-        model = AutoModelForCausalLM.from_pretrained({str(artifacts / "qwen3-tiny")!r}, device_map={device_map!r},
-                                                     max_memory={max_memory!r}, dtype=torch.bfloat16)
-        devices = {{p.device.type for p in model.parameters()}}
-        assert devices == {{"neuron"}}, devices
-        assert all(p.dtype == torch.bfloat16 for p in model.parameters())
-        ids = torch.tensor([[5, 6, 7]], device="neuron")
-        print("placed", model(ids).logits.device)
-    """, env={"HF_DEACTIVATE_ASYNC_LOAD": async_load} if async_load == "1" else {}, timeout=180)
+    out = run_ok("hf_device_map", str(artifacts / "qwen3-tiny"), device_map, repr(max_memory),
+                 env={"HF_DEACTIVATE_ASYNC_LOAD": async_load} if async_load == "1" else {}, timeout=180)
     assert "placed neuron:0" in out
 
 
@@ -238,40 +225,10 @@ def test_peft_loads_adapters_onto_neuron_by_default_and_with_an_index(artifacts,
             torch.testing.assert_close(loaded(ids).logits.cpu(), ref)
 
 
-ACCELERATE_SCRIPT = """
-import torch
-from accelerate import Accelerator
-from accelerate.utils import DistributedType
-acc = Accelerator(mixed_precision="bf16")
-assert acc.distributed_type == DistributedType.MULTI_NEURON, acc.distributed_type
-assert acc.device == torch.device("neuron", acc.local_process_index), acc.device
-import torch.distributed as dist
-assert dist.get_backend() == "neuron", dist.get_backend()
-t = torch.full((2,), float(acc.process_index + 1), device=acc.device)
-g = acc.gather(t)
-assert g.device.type == "neuron" and g.cpu().tolist() == [1.0, 1.0, 2.0, 2.0], g
-assert acc.reduce(t, "sum").cpu().tolist() == [3.0, 3.0]
-model, opt = acc.prepare(torch.nn.Linear(4, 2), torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1))
-with acc.autocast():
-    x = torch.randn(3, 4, device=acc.device)
-    assert (x @ x.T).dtype == torch.bfloat16
-    y = model(x)
-acc.backward(y.sum())
-# The autograd engine starts its device threads at the first backward; one that
-# takes the GIL only after the interpreter began finalizing aborts the process
-# (a race in PyTorch, seen at exit right after a first backward). Training
-# scripts go on after a backward; this one waits for its peer instead.
-acc.wait_for_everyone()
-print("accelerate ok", acc.process_index)
-"""
-
-
 @pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
 def test_accelerate_multi_neuron_under_a_launcher(tmp_path, launcher):
-    script = tmp_path / "acc.py"
-    script.write_text(ACCELERATE_SCRIPT)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
-    env["OMP_NUM_THREADS"] = "1"
+    script = worker_path("hf_accelerate_multi_neuron")
+    env = worker_env(OMP_NUM_THREADS="1")
     if launcher == "torchrun":
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script)]
     else:
@@ -292,17 +249,7 @@ def test_tp_plan_auto_shards_over_the_launched_processes_and_gives_the_one_proce
     one = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16, device_map="neuron")
     expected = one.generate(torch.tensor(ids, device="neuron"), max_new_tokens=8, do_sample=False).tolist()
     # Transformers initializes the process group itself (backend "neuron") from torchrun's environment.
-    results = launch(f"""
-        import torch_neuronx
-        from torch.distributed.tensor import DTensor, Shard
-        from transformers import AutoModelForCausalLM
-        model = AutoModelForCausalLM.from_pretrained({str(model_dir)!r}, tp_plan="auto", dtype=torch.bfloat16)
-        assert dist.get_backend() == "neuron" and model.device == torch.device("neuron", RANK), model.device
-        q = model.model.layers[0].self_attn.q_proj.weight
-        assert isinstance(q, DTensor) and q.placements == (Shard(0),) and q.to_local().shape == (64, 128), q
-        out = model.generate(torch.tensor({ids}, device=model.device), max_new_tokens=8, do_sample=False)
-        print("TOKENS", out.tolist())
-    """, world=2, tmp_path=tmp_path)
+    results = launch("hf_tp_plan_auto", world=2, tmp_path=tmp_path, args=[model_dir, json.dumps(ids)])
     assert_all_ok(results)
     assert all(f"TOKENS {expected}" in r.stdout for r in results), [r.stdout for r in results]
 

@@ -6,15 +6,11 @@ and, on 4 processes, 2 x 2) and saves a plain Transformers checkpoint that
 gives the same logits on the CPU as on neuron; the model it trains is sharded
 as it loads and not wrapped again."""
 
-import sys
-
 import pytest
 import torch
 
-from dist_launch import EXAMPLES, assert_all_ok, launch, torchrun
-
-sys.path.insert(0, str(EXAMPLES))
-import build_artifacts  # noqa: E402
+from examples import build_artifacts
+from helpers.dist_launch import assert_all_ok, launch, torchrun
 
 
 @pytest.fixture(scope="module")
@@ -91,37 +87,6 @@ def test_sft_script_trains_with_tp_x_fsdp_and_saves_plain_checkpoints(artifacts,
 
 def test_sft_trainer_keeps_the_model_sharded_at_load_and_does_not_wrap_it_again(artifacts, tmp_path):
     # TP 2 x FSDP 2 on 4 processes, as the source's training run (scaled).
-    results = launch(f"""
-        import torch_neuronx
-        from datasets import load_dataset
-        from torch.distributed.fsdp import FSDPModule
-        from torch.distributed.tensor import DTensor, Shard
-        from transformers.distributed import DistributedConfig
-        from trl import SFTConfig, SFTTrainer
-        config = SFTConfig(output_dir={str(tmp_path / "out")!r}, max_length=64, packing=True,
-            packing_strategy="wrapped", learning_rate=3e-3, per_device_train_batch_size=2, max_steps=3,
-            logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True,
-            model_init_kwargs={{"dtype": "bfloat16", "device_map": None,
-                                "distributed_config": DistributedConfig(tp_size=2, fsdp_size=2)}})
-        data = load_dataset({str(artifacts / "qa-chat")!r}, split="train_sft").select_columns(["messages"])
-        trainer = SFTTrainer(model={str(artifacts / "qwen3-tiny")!r}, args=config, train_dataset=data)
-        model = trainer.model
-        loaded_peak = torch.neuron.max_memory_allocated()
-        full_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-        q = model.model.layers[0].self_attn.q_proj.weight
-        assert isinstance(q, DTensor) and q.device_mesh.mesh_dim_names == ("fsdp", "tp"), q.device_mesh
-        assert q.placements[1] == Shard(0) and q.to_local().shape == (32, 128), (q.placements, q.to_local().shape)
-        # Sharded as it loads: no rank ever held the whole model.
-        assert loaded_peak < full_bytes / 2, (loaded_peak, full_bytes)
-        fsdp_units = sum(isinstance(m, FSDPModule) for m in model.modules())
-        assert fsdp_units > 0
-        trainer.train()
-        assert not trainer.is_fsdp_enabled and trainer.model_wrapped is trainer.model
-        assert sum(isinstance(m, FSDPModule) for m in trainer.model.modules()) == fsdp_units
-        assert str(trainer.accelerator.distributed_type) == "DistributedType.MULTI_NEURON"
-        losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
-        assert len(losses) == 3 and losses[-1] < losses[0], losses
-        dist.barrier()
-        print("ok")
-    """, world=4, tmp_path=tmp_path, timeout=400)
+    results = launch("hf_sft_sharded_at_load", world=4, tmp_path=tmp_path, timeout=400,
+                     args=[tmp_path / "out", artifacts])
     assert_all_ok(results)

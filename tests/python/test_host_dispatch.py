@@ -8,7 +8,7 @@ import torch
 
 import torch_neuronx
 
-from conftest import run_ok
+from helpers.processes import run_ok
 
 
 def allocations() -> int:
@@ -127,15 +127,7 @@ def test_zero_copy_can_be_turned_off_for_comparison():
 
 def test_data_dependent_ops_wait_for_queued_copies_in_thread_mode():
     run_ok(
-        """
-import torch
-x = (torch.arange(1 << 16) % 7 == 0).float().pin_memory()  # so the copy is queued
-for _ in range(20):
-    d = x.to("neuron", non_blocking=True)
-    assert d.nonzero().numel() == int(x.sum().item()), "nonzero ran before the copy"
-    assert torch.masked_select(d, d > 0).numel() == int(x.sum().item())
-    assert d.sum().item() == x.sum().item() and d.tolist()[:8] == x.tolist()[:8]
-""",
+        "host_dispatch_waits_for_copies",
         env={"TORCH_NEURONX_EMU_QUEUE": "thread"},
     )
 

@@ -6,7 +6,7 @@ import gc
 import pytest
 import torch
 
-from conftest import run_ok
+from helpers.processes import run_ok
 
 MiB = 2**20
 
@@ -72,18 +72,7 @@ def test_memory_is_per_device():
 
 
 def test_out_of_memory_names_device_sizes_and_recovers():
-    out = run_ok("""
-        import torch
-        a = torch.empty(600 * 2**20, dtype=torch.uint8, device='neuron:1')
-        try:
-            torch.empty(600 * 2**20, dtype=torch.uint8, device='neuron:1')
-        except torch.OutOfMemoryError as e:
-            print('OOM', e)
-        del a
-        b = torch.empty(600 * 2**20, dtype=torch.uint8, device='neuron:1')  # freed memory reused
-        b.fill_(3)
-        print('RECOVERED', int(b[0].item()), torch.neuron.memory_stats(1)['num_ooms'])
-    """, env={"TORCH_NEURONX_EMU_HBM": "1G"})
+    out = run_ok("memory_oom_recovers", env={"TORCH_NEURONX_EMU_HBM": "1G"})
     oom, recovered = out.strip().splitlines()
     assert oom.startswith("OOM neuron:1 out of memory")
     assert "tried to allocate 600.00 MiB" in oom
@@ -100,13 +89,7 @@ def test_oom_is_not_a_crash_for_absurd_sizes():
 def test_host_that_cannot_back_the_capacity_is_reported_as_oom():
     # A capacity far beyond this host's RAM: the device accounting passes, the
     # host cannot map the block, and the same error type explains it.
-    out = run_ok("""
-        import torch
-        try:
-            torch.empty(2**44, dtype=torch.uint8, device='neuron')
-        except torch.OutOfMemoryError as e:
-            print(e)
-    """, env={"TORCH_NEURONX_EMU_HBM": "64T"})
+    out = run_ok("memory_host_cannot_back", env={"TORCH_NEURONX_EMU_HBM": "64T"})
     assert "the host could not provide 16.00 TiB" in out
 
 

@@ -4,7 +4,7 @@ ordering contracts, timing, and both emulator queue modes."""
 import pytest
 import torch
 
-from conftest import run_ok
+from helpers.processes import run_ok
 
 
 def test_default_and_current_stream():
@@ -87,33 +87,11 @@ def test_record_stream_keeps_block_from_early_reuse():
     assert y.data_ptr() == ptr  # reusable once the other stream passed the free
 
 
-ORDERING_SCRIPT = """
-import torch
-side = torch.neuron.Stream()
-main = torch.neuron.current_stream()
-host = torch.arange(1 << 22, dtype=torch.float32).pin_memory()
-dev = torch.empty(1 << 22, device='neuron')
-for trial in range(5):
-    with torch.neuron.stream(side):
-        dev.copy_(host, non_blocking=True)    # queued on the side stream
-        ev = side.record_event()
-    main.wait_event(ev)
-    back = torch.empty_like(host).pin_memory()
-    back.copy_(dev, non_blocking=True)        # queued on main, after the event
-    main.synchronize()
-    assert torch.equal(back, host), trial
-    host += 1
-e0 = torch.neuron.Event(enable_timing=True); e1 = torch.neuron.Event(enable_timing=True)
-e0.record(); x = torch.ones(1 << 20, device='neuron').sum().item(); e1.record(); e1.synchronize()
-print('OK', x, e0.elapsed_time(e1) >= 0, torch.neuron.Stream(priority=-1).priority)
-"""
-
-
 @pytest.mark.parametrize("env", [{}, {"TORCH_NEURONX_EMU_QUEUE": "thread"},
                                  {"TORCH_NEURONX_EMU_QUEUE": "thread", "NEURON_LAUNCH_BLOCKING": "1"}],
                          ids=["inline", "thread", "thread-blocking"])
 def test_ordering_contracts_in_every_queue_mode(env):
-    assert run_ok(ORDERING_SCRIPT, env=env).split() == ["OK", "1048576.0", "True", "-1"]
+    assert run_ok("streams_ordering", env=env).split() == ["OK", "1048576.0", "True", "-1"]
 
 
 def test_synchronize_device():

@@ -10,7 +10,7 @@ import torch
 
 import torch_neuronx
 
-from conftest import run_ok
+from helpers.processes import run_ok
 
 
 def native_count(family: str) -> int:
@@ -128,14 +128,7 @@ def test_mixed_devices_raise_pytorchs_error():
 
 def test_native_kernels_wait_for_queued_work_in_thread_mode():
     run_ok(
-        """
-import torch
-x = torch.arange(1 << 16, dtype=torch.float32)
-for _ in range(20):
-    d = x.to("neuron", non_blocking=True)
-    r = ((d * 2 + 1) @ torch.ones(1 << 16, 1, device="neuron")).cpu()
-    assert torch.equal(r, (x * 2 + 1) @ torch.ones(1 << 16, 1)), r
-""",
+        "structured_waits_for_copies",
         env={"TORCH_NEURONX_EMU_QUEUE": "thread"},
     )
 
@@ -145,26 +138,5 @@ def test_reduced_precision_batched_matmuls_leave_onednn_on():
     CPU kernel's oneDNN attempt failed, warned, and turned oneDNN off for the
     whole process (CPU ops included). A new interpreter, so that no earlier
     test decides the flag."""
-    out = run_ok("""
-        import warnings
-        import torch, torch_neuronx
-        assert torch.backends.mkldnn.enabled
-        for dtype in (torch.bfloat16, torch.half):
-            a = torch.randn(4, 3, 128, dtype=dtype)
-            b = torch.randn(128, 174, dtype=dtype).expand(4, 128, 174)  # a stride-0 batch, as Inductor passes
-            c = torch.randn(4, 3, 174, dtype=dtype)
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")
-                res = torch.empty(4, 3, 174, dtype=dtype, device="neuron")
-                torch.bmm(a.to("neuron"), b.to("neuron"), out=res)
-                assert torch.equal(res.cpu(), torch.bmm(a, b))
-                assert torch.equal(torch.bmm(a.to("neuron"), b.to("neuron")).cpu(), torch.bmm(a, b))
-                got = torch.baddbmm(c.to("neuron"), a.to("neuron"), b.to("neuron"), beta=0.5)
-                assert torch.equal(got.cpu(), torch.baddbmm(c, a, b, beta=0.5))
-                c_dev = c.to("neuron")
-                c_dev.baddbmm_(a.to("neuron"), b.to("neuron"))
-                assert torch.equal(c_dev.cpu(), c.baddbmm(a, b))
-        assert torch.backends.mkldnn.enabled
-        print("onednn on")
-    """)
+    out = run_ok("structured_bf16_bmm_onednn")
     assert "onednn on" in out

@@ -1,26 +1,18 @@
 """Launches real processes for distributed tests: one Python interpreter per
-rank, rendezvous through a FileStore (so a test can leave a rank out),
-OMP_NUM_THREADS=1 (decision 10), a hard timeout, outputs collected; and the
-examples/ scripts under torchrun."""
+rank running a worker of tests/python/workers/ (which imports RANK, WORLD and
+init() from `helpers.rank`), rendezvous through a FileStore (so a test can
+leave a rank out), OMP_NUM_THREADS=1 (decision 10), a hard timeout, outputs
+collected; and the examples/ scripts under torchrun."""
 
 import os
 import socket
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from helpers.processes import scrubbed_env, worker_env, worker_path
 
-PRELUDE = """
-import datetime, os, sys
-import torch, torch.distributed as dist
-RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-def init(timeout_s=60, backend="neuron", **kwargs):
-    store = dist.FileStore(os.environ["NEURON_TEST_STORE"], WORLD)
-    dist.init_process_group(backend, store=store, rank=RANK, world_size=WORLD,
-                            timeout=datetime.timedelta(seconds=timeout_s), **kwargs)
-"""
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def free_port() -> int:
@@ -29,16 +21,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(code: str, world: int, tmp_path, timeout: float = 240, ranks=None) -> list[subprocess.CompletedProcess]:
-    """Runs `code` (after PRELUDE) as ranks 0..world-1 (or only `ranks`); returns each rank's result."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
-    env.update(OMP_NUM_THREADS="1", WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
-               NEURON_TEST_STORE=str(tmp_path / "store"))
-    script = tmp_path / "rank_main.py"
-    script.write_text(PRELUDE + textwrap.dedent(code))
+def launch(worker, world: int, tmp_path, timeout: float = 240, ranks=None,
+           args=()) -> list[subprocess.CompletedProcess]:
+    """Runs `worker` (a name in tests/python/workers/ or a path) with `args` as
+    ranks 0..world-1 (or only `ranks`); returns each rank's result."""
+    env = worker_env(OMP_NUM_THREADS="1", WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
+                     MASTER_PORT=str(free_port()), NEURON_TEST_STORE=str(tmp_path / "store"))
     procs = []
     for r in ranks if ranks is not None else range(world):
-        procs.append(subprocess.Popen([sys.executable, str(script)], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+        procs.append(subprocess.Popen([sys.executable, str(worker_path(worker)), *map(str, args)],
+                                      env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     results = []
     for p in procs:
@@ -57,15 +49,22 @@ def assert_all_ok(results) -> None:
         assert res.returncode == 0, f"rank {r} exited {res.returncode}\nstdout:\n{res.stdout}\nstderr:\n{res.stderr[-4000:]}"
 
 
+def launch_ok(worker, world: int, tmp_path, expect: str, **kwargs) -> list[subprocess.CompletedProcess]:
+    """launch(), then every rank exited 0 and printed `expect`."""
+    results = launch(worker, world, tmp_path, **kwargs)
+    assert_all_ok(results)
+    assert all(expect in r.stdout for r in results), [r.stdout[-2000:] for r in results]
+    return results
+
+
 def shm_entries() -> set[str]:
     return {n for n in os.listdir("/dev/shm") if n.startswith("torch_neuronx_")}
 
 
 def torchrun(nproc: int, script: str, args: list[str], tmp_path, timeout: float = 600, **env_extra) -> str:
     """Runs examples/<script> on nproc processes; returns rank output (stdout)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
-    env.update(OMP_NUM_THREADS="1", HF_DEACTIVATE_ASYNC_LOAD="1", TOKENIZERS_PARALLELISM="false",
-               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"), **env_extra)
+    env = scrubbed_env(OMP_NUM_THREADS="1", HF_DEACTIVATE_ASYNC_LOAD="1", TOKENIZERS_PARALLELISM="false",
+                       TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"), **env_extra)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
            str(EXAMPLES / script), *args]
     proc = subprocess.run(cmd, cwd=EXAMPLES.parent, env=env, capture_output=True, text=True, timeout=timeout)

@@ -1,0 +1,2 @@
+while True:  # a busy process beside the ranks (test_distributed_collectives.py)
+    pass
