@@ -18,8 +18,9 @@ extern "C" {
 #endif
 
 /* Device memory can be read and written by host code through its pointer
- * (true for the emulator: its HBM is host RAM). The core may then run host
- * kernels on device memory and copy with plain stores. */
+ * (true for the emulator, whose HBM is host RAM, unless
+ * TORCH_NEURONX_EMU_HOST_ADDRESSABLE=0). The core then runs host kernels and
+ * collectives on device memory in place; without it, on staged copies. */
 #define NHAL_DEVICE_CAP_HOST_ADDRESSABLE 0x1u
 
 typedef struct nhal_device_properties {

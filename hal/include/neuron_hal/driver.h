@@ -4,6 +4,14 @@
  * default; "null" is the skeleton a hardware port starts from) and
  * initializes it once per process. A hardware driver fills the same tables
  * with calls into the Neuron runtime (nrt_*).
+ *
+ * What the tables cover today: device queries, memory (allocation, copies,
+ * pinned host memory), streams and events. What they do not: compute and
+ * collective transport run on the host CPU by design, on device memory the
+ * host addresses (NHAL_DEVICE_CAP_HOST_ADDRESSABLE) or, without that
+ * capability, on copies the core stages through memory.copy. A driver without
+ * the capability therefore runs every op, compiled graph and collective,
+ * slowly; launching kernels and collectives on the device would be new tables.
  */
 #ifndef NEURON_HAL_DRIVER_H
 #define NEURON_HAL_DRIVER_H
