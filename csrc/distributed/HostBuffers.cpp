@@ -3,9 +3,16 @@
 #include <cstring>
 
 namespace torch_neuronx::dist {
+namespace {
+
+// The process group waits for the tensors' producers on the calling thread,
+// before it queues the collective.
+constexpr auto kWaited = HostAccess::Producers::kAlreadyWaited;
+
+}  // namespace
 
 char* HostBuffers::access(const at::Tensor& t, HostAccess::Mode mode) {
-  access_.emplace_back(t, mode);
+  access_.emplace_back(t, mode, kWaited);
   return access_.back().data();
 }
 
@@ -19,7 +26,7 @@ const char* HostBuffers::packed_inputs(const std::vector<at::Tensor>& ts) {
   std::vector<char>& buf = packed_.emplace_back(total);
   size_t off = 0;
   for (const at::Tensor& t : ts) {
-    HostAccess in(t, HostAccess::Mode::kRead);
+    HostAccess in(t, HostAccess::Mode::kRead, kWaited);
     if (t.nbytes() > 0) std::memcpy(buf.data() + off, in.data(), t.nbytes());
     off += t.nbytes();
   }
@@ -39,7 +46,7 @@ void HostBuffers::finish() {
   for (auto& [buf, ts] : unpack_) {
     size_t off = 0;
     for (const at::Tensor& t : ts) {
-      HostAccess out(t, HostAccess::Mode::kWrite);
+      HostAccess out(t, HostAccess::Mode::kWrite, kWaited);
       if (t.nbytes() > 0) std::memcpy(out.data(), buf->data() + off, t.nbytes());
       out.finish();
       off += t.nbytes();

@@ -66,7 +66,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::point_to_point(c10d::OpType t
   check_peer(peer, getRank(), getSize(), what);
   wait_for_producers(tensors);  // a send's data is written; a recv's earlier readers are done
   // The host bytes the transfer reads or writes, alive until it completed.
-  auto bytes = std::make_shared<HostAccess>(t, sending ? HostAccess::Mode::kRead : HostAccess::Mode::kWrite);
+  auto bytes = std::make_shared<HostAccess>(t, sending ? HostAccess::Mode::kRead : HostAccess::Mode::kWrite,
+                                            HostAccess::Producers::kAlreadyWaited);
   if (multi_) {
     at::Tensor view = dist::wrap_host_bytes(bytes->data(), t.numel(), t.scalar_type());
     c10::intrusive_ptr<c10d::Work> posted = sending ? multi_->send(view, peer, tag) : multi_->recv(view, peer, tag);

@@ -39,9 +39,10 @@ void staged_copy(c10::DeviceIndex device, void* dst, const void* src, size_t n, 
 }  // namespace
 
 bool host_addressable(c10::DeviceIndex device) {
-  const c10::DeviceIndex d = resolve_device(device);
-  uint8_t known = g_addressable[d].load(std::memory_order_relaxed);
-  if (C10_UNLIKELY(known == 0)) {
+  if (device < 0) device = current_device();
+  uint8_t known = device <= kMaxNeuronDevices ? g_addressable[device].load(std::memory_order_relaxed) : 0;
+  if (C10_UNLIKELY(known == 0)) {  // first query of this device (validates the index)
+    const c10::DeviceIndex d = resolve_device(device);
     known = (device_properties(d).capabilities & NHAL_DEVICE_CAP_HOST_ADDRESSABLE) ? 1 : 2;
     g_addressable[d].store(known, std::memory_order_relaxed);
   }
@@ -88,13 +89,13 @@ void copy_math_bits(const at::Tensor& from, at::Tensor& to) {
   to.unsafeGetTensorImpl()->_set_neg(from.is_neg());
 }
 
-HostAccess::HostAccess(const at::Tensor& t, Mode mode) : mode_(mode) {
+HostAccess::HostAccess(const at::Tensor& t, Mode mode, Producers producers) : mode_(mode) {
   if (!t.defined() || !t.is_privateuseone()) {
     cpu_ = t;
     return;
   }
   const c10::DeviceIndex device = t.device().index();
-  wait_for_producers(device);
+  if (producers == Producers::kWait) wait_for_producers(device);
   if (host_addressable(device)) {
     cpu_ = host_view(t);
     return;

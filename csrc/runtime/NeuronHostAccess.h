@@ -43,7 +43,9 @@ TORCH_NEURONX_API at::Tensor host_view(const at::Tensor& neuron_tensor);
 TORCH_NEURONX_API void copy_math_bits(const at::Tensor& from, at::Tensor& to);
 
 // A CPU tensor standing for neuron tensor t while host code reads or writes it.
-// Construction waits for t's producers. On a host-addressable device cpu() is
+// Construction waits for t's producers (kAlreadyWaited: the caller did, on the
+// thread whose current stream produced t, as the process group does before it
+// queues a collective). On a host-addressable device cpu() is
 // host_view(t); otherwise it is a staged copy of the bytes t spans (read from
 // the device unless the access is write-only), and finish() copies it back
 // when the access writes. A CPU tensor passes through unchanged. finish()
@@ -51,7 +53,8 @@ TORCH_NEURONX_API void copy_math_bits(const at::Tensor& from, at::Tensor& to);
 class TORCH_NEURONX_API HostAccess {
  public:
   enum class Mode { kRead, kWrite, kReadWrite };
-  HostAccess(const at::Tensor& t, Mode mode);
+  enum class Producers { kWait, kAlreadyWaited };
+  HostAccess(const at::Tensor& t, Mode mode, Producers producers = Producers::kWait);
   ~HostAccess();
   HostAccess(const HostAccess&) = delete;
   HostAccess& operator=(const HostAccess&) = delete;
