@@ -5,22 +5,15 @@ backend choice is forwarded to the CPU's, so both take the flash kernel), with
 no copying fallback."""
 
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
 import torch_neuronx
+from helpers.tiny_llama import cpu_and_neuron_pair
 
 
 def test_forward_backward_and_adamw_step_match_cpu():
-    cfg = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
-    torch.manual_seed(0)
-    cpu = LlamaForCausalLM(cfg)
-    dev = LlamaForCausalLM(cfg)
-    dev.load_state_dict(cpu.state_dict())
-    dev.to("neuron")
+    cpu, dev, ids = cpu_and_neuron_pair()
     assert all(p.device.type == "cpu" for p in cpu.parameters())
     assert all(p.device.type == "neuron" for p in dev.parameters())
-    ids = torch.randint(0, 256, (2, 16))
     out_c = cpu(ids, labels=ids)
     out_d = dev(ids.to("neuron"), labels=ids.to("neuron"))
     assert out_d.logits.device.type == "neuron" and out_c.logits.device.type == "cpu"

@@ -2,16 +2,10 @@
 CPU's (test_host_access_off.py runs it on devices the host cannot address)."""
 
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
-cfg = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
-torch.manual_seed(0)
-cpu = LlamaForCausalLM(cfg)
-dev = LlamaForCausalLM(cfg)
-dev.load_state_dict(cpu.state_dict())
-dev.to("neuron")
-ids = torch.randint(0, 256, (2, 16))
+from helpers.tiny_llama import cpu_and_neuron_pair
+
+cpu, dev, ids = cpu_and_neuron_pair()
 out_c = cpu(ids, labels=ids)
 out_d = dev(ids.to("neuron"), labels=ids.to("neuron"))
 torch.testing.assert_close(out_d.logits.cpu(), out_c.logits, rtol=1e-5, atol=1e-5)
