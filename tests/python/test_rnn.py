@@ -1,6 +1,6 @@
 """Recurrent layers on neuron. ATen sends accelerators to the fused LSTM/GRU
 cells (`_thnn_fused_lstm_cell`, `_thnn_fused_gru_cell`, CUDA kernels only);
-neuron has its own (csrc/aten/NeuronRnnCells.cpp). Forward and backward match
+neuron has its own (csrc/ops/NeuronRnnCells.cpp). Forward and backward match
 the CPU's unfused path in train and eval mode, with and without biases."""
 
 import copy

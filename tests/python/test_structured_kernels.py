@@ -1,4 +1,4 @@
-"""The native structured kernels (csrc/aten/NeuronStructuredOps.cpp): the
+"""The native structured kernels (csrc/ops/NeuronStructuredOps.cpp): the
 meta function on neuron tensors, outputs from the neuron allocator, the CPU
 kernel on device memory. Each case is checked bitwise against the CPU and by
 the counters: the native kernel ran (its family counter moved), or, for calls
