@@ -215,16 +215,28 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::endCoalescing() {
   }, 0);
 }
 
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::collectives(c10d::OpType type, const dist::CollectiveDef& def,
+                                                               std::vector<at::Tensor> outputs,
+                                                               std::vector<dist::HostCall> calls, FillEach fill,
+                                                               uint64_t bytes) {
+  if (def.check) {
+    for (const dist::HostCall& call : calls) def.check(def, call, getSize());
+  }
+  return enqueue(type, std::move(outputs), [this, &def, calls = std::move(calls), fill = std::move(fill)]() mutable {
+    dist::HostBuffers buffers;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      fill(buffers, calls[i], i);
+      run(def, calls[i]);
+    }
+    buffers.finish();
+  }, bytes);
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::collective(c10d::OpType type, const dist::CollectiveDef& def,
                                                               std::vector<at::Tensor> outputs, dist::HostCall call,
                                                               Fill fill, uint64_t bytes) {
-  if (def.check) def.check(def, call, getSize());
-  return enqueue(type, std::move(outputs), [this, &def, call, fill = std::move(fill)]() mutable {
-    dist::HostBuffers buffers;
-    fill(buffers, call);
-    run(def, call);
-    buffers.finish();
-  }, bytes);
+  return collectives(type, def, std::move(outputs), {std::move(call)},
+                     [fill = std::move(fill)](dist::HostBuffers& b, dist::HostCall& c, size_t) { fill(b, c); }, bytes);
 }
 
 void ProcessGroupNeuron::run(const dist::CollectiveDef& def, const dist::HostCall& call) {
@@ -268,14 +280,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce_coalesced(
     bytes += t.nbytes();
   }
   wait_for_producers(tensors);
-  return enqueue(c10d::OpType::ALLREDUCE_COALESCED, tensors, [this, tensors, calls]() mutable {
-    dist::HostBuffers buffers;
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      calls[i].in = calls[i].out = buffers.inout(tensors[i]);
-      run(dist::kAllreduce, calls[i]);
-    }
-    buffers.finish();
-  }, bytes);
+  return collectives(c10d::OpType::ALLREDUCE_COALESCED, dist::kAllreduce, tensors, calls,
+                     [tensors](auto& b, auto& c, size_t i) { c.in = c.out = b.inout(tensors[i]); }, bytes);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::broadcast(std::vector<at::Tensor>& tensors,

@@ -132,9 +132,15 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
 
  private:
   using Task = std::function<void()>;
-  // Sets the call's host buffers, on the worker.
+  // Sets a call's host buffers, on the worker (i: the call's index).
   using Fill = std::function<void(dist::HostBuffers&, dist::HostCall&)>;
-  // Checks the call (def.check), then queues it: fill, run, write back.
+  using FillEach = std::function<void(dist::HostBuffers&, dist::HostCall&, size_t i)>;
+  // Checks each call (def.check), then queues one item that fills and runs
+  // them in order (the coalesced forms) and writes the outputs back.
+  c10::intrusive_ptr<c10d::Work> collectives(c10d::OpType type, const dist::CollectiveDef& def,
+                                             std::vector<at::Tensor> outputs, std::vector<dist::HostCall> calls,
+                                             FillEach fill, uint64_t bytes);
+  // collectives() with one call.
   c10::intrusive_ptr<c10d::Work> collective(c10d::OpType type, const dist::CollectiveDef& def,
                                             std::vector<at::Tensor> outputs, dist::HostCall call, Fill fill,
                                             uint64_t bytes);

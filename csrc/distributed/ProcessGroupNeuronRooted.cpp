@@ -172,16 +172,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather_coalesced(
   }
   wait_for_producers(inputs);
   wait_for_producers(outs);
-  return enqueue(c10d::OpType::ALLGATHER_COALESCED, outs, [this, inputs, output_lists] {
-    dist::HostBuffers buffers;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      dist::HostCall call = call_of(inputs[i]);
-      call.in = buffers.input(inputs[i]);
-      call.out = buffers.packed_outputs(output_lists[i]);
-      run(dist::kAllgather, call);
-    }
-    buffers.finish();
-  }, bytes);
+  std::vector<dist::HostCall> calls;
+  for (const at::Tensor& in : inputs) calls.push_back(call_of(in));
+  return collectives(c10d::OpType::ALLGATHER_COALESCED, dist::kAllgather, outs, calls,
+                     [inputs, output_lists](auto& b, auto& c, size_t i) {
+                       c.in = b.input(inputs[i]), c.out = b.packed_outputs(output_lists[i]);
+                     },
+                     bytes);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather_into_tensor_coalesced(
@@ -200,16 +197,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather_into_tensor_coalesc
   }
   wait_for_producers(inputs);
   wait_for_producers(outputs);
-  return enqueue(c10d::OpType::COALESCED, outputs, [this, inputs, outputs] {
-    dist::HostBuffers buffers;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      dist::HostCall call = call_of(inputs[i]);
-      call.in = buffers.input(inputs[i]);
-      call.out = buffers.output(outputs[i]);
-      run(dist::kAllgather, call);
-    }
-    buffers.finish();
-  }, bytes);
+  std::vector<dist::HostCall> calls;
+  for (const at::Tensor& in : inputs) calls.push_back(call_of(in));
+  return collectives(c10d::OpType::COALESCED, dist::kAllgather, outputs, calls,
+                     [inputs, outputs](auto& b, auto& c, size_t i) {
+                       c.in = b.input(inputs[i]), c.out = b.output(outputs[i]);
+                     },
+                     bytes);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter_tensor_coalesced(
@@ -231,15 +225,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter_tensor_coalesc
   }
   wait_for_producers(inputs);
   wait_for_producers(outputs);
-  return enqueue(c10d::OpType::COALESCED, outputs, [this, inputs, outputs, calls]() mutable {
-    dist::HostBuffers buffers;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      calls[i].in = buffers.input(inputs[i]);
-      calls[i].out = buffers.output(outputs[i]);
-      run(dist::kReduceScatter, calls[i]);
-    }
-    buffers.finish();
-  }, bytes);
+  return collectives(c10d::OpType::COALESCED, dist::kReduceScatter, outputs, calls,
+                     [inputs, outputs](auto& b, auto& c, size_t i) {
+                       c.in = b.input(inputs[i]), c.out = b.output(outputs[i]);
+                     },
+                     bytes);
 }
 
 }  // namespace torch_neuronx

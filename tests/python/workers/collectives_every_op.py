@@ -5,23 +5,15 @@ memory only (test_distributed_collectives.py)."""
 import torch
 import torch.distributed as dist
 
+from helpers.collective_data import DTYPES, data
 from helpers.rank import RANK, WORLD, init
 
 init()
 torch.neuron.synchronize()
 assert torch.neuron.current_device() == RANK % torch.neuron.device_count()  # neuron:LOCAL_RANK
-DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8, torch.bool]
 OPS = {"SUM": dist.ReduceOp.SUM, "PRODUCT": dist.ReduceOp.PRODUCT, "MIN": dist.ReduceOp.MIN,
        "MAX": dist.ReduceOp.MAX, "AVG": dist.ReduceOp.AVG, "BAND": dist.ReduceOp.BAND,
        "BOR": dist.ReduceOp.BOR, "BXOR": dist.ReduceOp.BXOR}
-
-def data(rank, dtype, n):
-    g = torch.Generator().manual_seed(1000 + rank)
-    if dtype == torch.bool:
-        return torch.rand(n, generator=g) > 0.5
-    if dtype.is_floating_point:
-        return (torch.rand(n, generator=g) * 4 - 2).to(dtype)
-    return torch.randint(0, 7, (n,), generator=g, dtype=torch.int64).to(dtype)
 
 def reference(op, xs):
     acc = xs[0].clone()

@@ -4,18 +4,10 @@ subgroups against local references (test_distributed_rooted_p2p.py)."""
 import torch
 import torch.distributed as dist
 
+from helpers.collective_data import DTYPES, data
 from helpers.rank import RANK, WORLD, init
 
 init(device_id=torch.device("neuron", RANK % torch.neuron.device_count()))  # bound: split_group needs it
-DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8, torch.bool]
-
-def data(rank, dtype, n, salt=0):
-    g = torch.Generator().manual_seed(1000 + 17 * salt + rank)
-    if dtype == torch.bool:
-        return torch.rand(n, generator=g) > 0.5
-    if dtype.is_floating_point:
-        return (torch.rand(n, generator=g) * 4 - 2).to(dtype)
-    return torch.randint(0, 7, (n,), generator=g, dtype=torch.int64).to(dtype)
 
 def total(xs, op):
     acc = xs[0].clone()
