@@ -30,9 +30,12 @@ __all__ = [
     "get_dynamo_metrics",
     "get_fallback_ops",
     "host_staging_stats",
+    "nki",
+    "nki_op",
     "reset_host_staging_stats",
     "reset_dynamo_metrics",
     "set_fallback_warnings",
+    "wrap_nki",
 ]
 
 __version__ = "0.1.0"
@@ -54,3 +57,20 @@ def _register() -> None:
 
 
 _register()
+
+_LAZY = {"nki": ("torch_neuronx.nki", None), "nki_op": ("torch_neuronx.nki.torch_ops", "nki_op"),
+         "wrap_nki": ("torch_neuronx.nki.torch_ops", "wrap_nki")}
+
+
+def __getattr__(name):
+    """`torch_neuronx.nki`, `nki_op` and `wrap_nki` load on first use."""
+    if name not in _LAZY:
+        raise AttributeError(f"module 'torch_neuronx' has no attribute {name!r}")
+    import importlib
+    module, attr = _LAZY[name]
+    value = importlib.import_module(module)
+    return value if attr is None else getattr(value, attr)
+
+
+if "_torch_neuronx_nki_finder" not in __import__("sys").modules:
+    from .nki import finder as _nki_finder  # noqa: F401  (`import nki` where the .pth did not run: python -S)

@@ -80,6 +80,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("_host_addressable", [](int d) { return host_addressable(static_cast<c10::DeviceIndex>(d)); });
   m.def("_wait_for_producers", [](int d) { wait_for_producers(resolve_device(static_cast<c10::DeviceIndex>(d))); },
         py::call_guard<py::gil_scoped_release>());
+  // A CPU tensor over the bytes of a neuron tensor (no copy; keeps its storage alive). The NKI
+  // emulator runs kernels on these; it waits for producers first (_wait_for_producers).
+  m.def("_host_view", [](const at::Tensor& t) { return host_view(t); });
   m.def("_host_staging_stats", [] {
     StagingStats s = staging_stats();
     return py::dict(py::arg("to_host_copies") = s.to_host_copies, py::arg("to_host_bytes") = s.to_host_bytes,

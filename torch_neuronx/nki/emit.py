@@ -1,0 +1,244 @@
+"""Recording one instruction: operands, masks, hardware checks and the
+runtime step, shared by `nki.language` and `nki.isa`.
+
+Every tile operation goes through `emit`: it resolves scalars and tiles,
+applies the mask (a rectangular mask narrows every operand; any other is
+kept and merged at run time), checks the engine's limits, allocates the
+destination when the caller did not give one, and records an `Instr` whose
+step computes on whole tiles. Floating-point math runs in fp32 and rounds
+once to the destination's dtype, as the engines do.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import dtypes, trace as tracing
+from .errors import NKIError
+from .indexing import IndexExpr
+from .tile import Access, Tile
+from .trace import PSUM, SBUF, Buffer, Instr
+
+_LOW = (torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def f32(x):
+    """A tensor in the precision the engines compute in."""
+    if isinstance(x, torch.Tensor) and x.dtype in _LOW:
+        return x.float()
+    return x
+
+
+def new_buffer(shape, dtype, kind=SBUF, name=None, role="onchip", par_axis=0) -> Buffer:
+    tr = tracing.require("allocating a tile")
+    shape = tuple(int(s) for s in shape)
+    dtype = dtypes.to_torch(dtype)
+    if kind.on_chip:
+        if not shape:
+            raise tr.error(f"an on-chip tile needs at least one dimension (the partition dimension), got {shape}")
+        p = shape[par_axis]
+        if p > tr.limits.pmax:
+            raise tr.error(f"partition dimension {p} of the new {kind.name} tile {list(shape)} exceeds the "
+                           f"limit of {tr.limits.pmax} partitions: split it into tiles of at most "
+                           f"{tr.limits.pmax} rows")
+        if kind is PSUM and dtype not in (torch.float32, torch.bfloat16):
+            raise tr.error(f"PSUM holds fp32 or bf16 only, not {str(dtype).replace('torch.', '')} "
+                           f"(new tile {list(shape)}); allocate it in SBUF or as nl.float32")
+    return Buffer(tr, kind, shape, dtype, name, role, par_axis=par_axis)
+
+
+def new_tile(shape, dtype, kind=SBUF, name=None, par_axis=0) -> Tile:
+    return Tile(Access.whole(new_buffer(shape, dtype, kind, name, par_axis=par_axis)))
+
+
+def is_scalar(x) -> bool:
+    return isinstance(x, (int, float, bool)) or (hasattr(x, "item") and not isinstance(x, (Tile, torch.Tensor))
+                                                 and getattr(x, "ndim", 0) == 0)
+
+
+def as_tile(x, what="operand") -> Tile:
+    if isinstance(x, Tile):
+        return x
+    raise NKIError(f"{what} must be a tile (an NKI tensor), got {type(x).__name__} {x!r}")
+
+
+def partition_aligned(t: Tile, rank: int) -> Tile:
+    """A lower-rank on-chip tile combined with a rank-`rank` one keeps its
+    first axis on the partitions: (P,) acts as (P, 1), as a reduction's result
+    does in AWS's kernels (NumPy would align it with the last axis)."""
+    if not (1 <= t.ndim < rank) or not t.access.buffer.kind.on_chip:
+        return t
+    k = rank - t.ndim
+    acc = t.access
+    arrays = [a.reshape(tuple(a.shape) + (1,) * k) if a.dim() == t.ndim else a for a in acc.arrays]
+    out = Tile(Access(acc.buffer, arrays, tuple(acc.shape) + (1,) * k, acc.mask))
+    out.producer, out.used = t.producer, t.used
+    return out
+
+
+def _mask_sources(tr, name, m, srcs, src_acc):
+    out = []
+    for a in src_acc:
+        if isinstance(a, Access):
+            try:
+                mm = m.expand(a.shape)
+            except RuntimeError:
+                out.append(a)
+                continue
+            box, rect = _mask_box(mm, a.shape)
+            if box is None or not rect:
+                raise tr.error(f"{name}: a mask on a source's indices must select a rectangle")
+            out.append(a.restrict(box))
+        else:
+            out.append(a)
+    return srcs, out
+
+
+def _mask_box(mask: torch.Tensor, shape):
+    """(box, rectangular): the bounding box of a mask's true elements."""
+    m = mask.expand(shape)
+    box = []
+    for k in range(len(shape)):
+        other = tuple(i for i in range(len(shape)) if i != k)
+        along = m.any(dim=other) if other else m
+        nz = torch.nonzero(along).flatten()
+        if nz.numel() == 0:
+            return None, True
+        box.append(slice(int(nz[0]), int(nz[-1]) + 1))
+    rect = bool(m[tuple(box)].all())
+    return box, rect
+
+
+def _check_onchip_partitions(tr, acc: Access, what: str):
+    if acc.buffer.kind.on_chip and acc.shape and acc.shape[0] > tr.limits.pmax:
+        raise tr.error(f"{what}: partition dimension {acc.shape[0]} of {acc.buffer.describe()} exceeds "
+                       f"{tr.limits.pmax}")
+
+
+def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, dtype=None, kind=SBUF,
+         mask=None, accumulate=False, cost=None, make_step=None, keep_src_shapes=False,
+         poison_rule=None) -> Tile:
+    """Records `dst = step_fn(*srcs)` (or `dst += ...` when accumulate) and
+    returns the destination tile. `srcs` may hold tiles and scalars; scalars
+    are bound into the computation. `shape` defaults to the broadcast of the
+    tile operands' shapes."""
+    tr = tracing.require(f"nl/nisa.{name}")
+    rank = max([s.ndim for s in srcs if isinstance(s, Tile)] + [dst.ndim if dst is not None else 0])
+    srcs = [partition_aligned(s, rank) if isinstance(s, Tile) else s for s in srcs]
+    tiles = [s for s in srcs if isinstance(s, Tile)]
+    for s in srcs:
+        if not isinstance(s, Tile) and not is_scalar(s) and not isinstance(s, torch.Tensor):
+            raise tr.error(f"{name}: operand {s!r} ({type(s).__name__}) is neither a tile nor a scalar")
+    if shape is None:
+        if dst is not None:
+            shape = dst.shape
+        else:
+            try:
+                shape = tuple(torch.broadcast_shapes(*(t.shape for t in tiles))) if tiles else ()
+            except RuntimeError:
+                raise tr.error(f"{name}: operand shapes {[list(t.shape) for t in tiles]} do not broadcast") from None
+    shape = tuple(shape)
+    for t in tiles:
+        t.used = True
+    src_acc = [s.access if isinstance(s, Tile) else s for s in srcs]
+    box = None
+    m = None
+    if mask is not None:
+        m = mask.t if isinstance(mask, IndexExpr) else torch.as_tensor(mask)
+        if m.dtype != torch.bool:
+            raise tr.error(f"{name}: mask must be a comparison of index expressions, e.g. (i_p < n)")
+        try:
+            m = m.expand(shape)
+        except RuntimeError:  # a predicate on a source's indices (bn_stats over a tail): narrow that source
+            srcs, src_acc = _mask_sources(tr, name, m, srcs, src_acc)
+            m = None
+    if m is not None:
+        box, rect = _mask_box(m, shape)
+        if box is None:  # nothing selected: the instruction does nothing
+            return dst if dst is not None else new_tile(shape, dtype or torch.float32, kind)
+        if rect:
+            m = None
+        else:
+            m = m[tuple(box)]
+    # destination
+    fresh = dst is None
+    if fresh:
+        if dtype is None:
+            dtype = _result_dtype(tiles)
+        dst = new_tile(shape, dtype, kind)
+    dst_acc = dst.access
+    if box is not None:
+        if keep_src_shapes == "partition":  # reductions: the partitions narrow, the reduced axes stay
+            src_acc = [a.restrict([box[0]] + [slice(0, s) for s in a.shape[1:]]) if isinstance(a, Access)
+                       and a.shape and a.shape[0] == shape[0] else a for a in src_acc]
+        elif not keep_src_shapes:
+            src_acc = [a.restrict(box) if isinstance(a, Access) else a for a in src_acc]
+        dst_acc = dst_acc.restrict(box)
+        if m is not None:  # not a rectangle: the step merges under the mask
+            dst_acc = dst_acc.masked(m)
+            if not keep_src_shapes:
+                src_acc = [a.masked(m) if isinstance(a, Access) and a.shape == dst_acc.shape else a for a in src_acc]
+    for a in src_acc:
+        if isinstance(a, Access):
+            a.check_bounds(f"{name} reads")
+            _check_onchip_partitions(tr, a, name)
+    dst_acc.check_bounds(f"{name} writes")
+    _check_onchip_partitions(tr, dst_acc, name)
+    reads = [a for a in src_acc if isinstance(a, Access)]
+    if accumulate:
+        reads = reads + [dst_acc]
+    positions = [i for i, a in enumerate(src_acc) if isinstance(a, Access)]
+    consts = [None if isinstance(a, Access) else a for a in src_acc]
+    make = make_step or _make_elementwise(step_fn, positions, consts)
+    c = dict(cost or {})
+    c.setdefault("shape", dst_acc.shape)
+    c.setdefault("dtype", dst_acc.buffer.dtype)
+    c.setdefault("src_dtypes", [a.buffer.dtype for a in reads])
+    instr = Instr(name, engine, reads, [dst_acc], make, tr.line(), c, accumulate=accumulate,
+                  box=box if fresh else None, wmask=m if fresh else None)
+    tr.record(instr, poison_rule)
+    if fresh:
+        dst.producer = instr
+    return dst
+
+
+def _result_dtype(tiles):
+    if not tiles:
+        return torch.float32
+    d = tiles[0].dtype
+    for t in tiles[1:]:
+        d = dtypes.promote(d, t.dtype)
+    return d
+
+
+def _make_elementwise(fn, positions, consts):
+    """The runtime step of an instruction computing fn(*operands)."""
+    n = len(consts)
+
+    def make(rd, wr, accumulate):
+        out = wr[0]
+        if accumulate:
+            rd = rd[:-1]  # the destination, read by the accumulation itself
+
+        def args(env):
+            vals = list(consts)
+            for p, r in zip(positions, rd):
+                vals[p] = r.get(env)
+            return vals
+
+        if n == 1 and positions == [0]:
+            only = rd[0]
+            if accumulate:
+                return lambda env: out.acc(env, fn(only.get(env)))
+            return lambda env: out.put(env, fn(only.get(env)))
+        if accumulate:
+            return lambda env: out.acc(env, fn(*args(env)))
+        return lambda env: out.put(env, fn(*args(env)))
+
+    return make
+
+
+def free_size(shape) -> int:
+    return math.prod(shape[1:]) if len(shape) > 1 else 1

@@ -1,0 +1,264 @@
+"""`nki.jit`: a kernel called with tensors, traced once per signature and
+replayed.
+
+`kernel(*args)` and `kernel[grid](*args)` take `neuron` tensors (run on their
+device memory, after the work queued on the current stream that produced
+them), CPU tensors or NumPy arrays (`nki.simulate`). The signature of a call
+is its grid, target, and per argument either (shape, dtype, strides) for a
+tensor or the value itself; a new signature traces the kernel (checking
+every limit, see trace.py), builds a plan (plan.py) and a cost estimate
+(cost.py); a known one replays the plan. Outputs are the `shared_hbm`
+tensors the kernel returns, allocated per call on the arguments' device.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+
+import torch
+
+from . import cost, limits
+from .errors import NKIError
+from .plan import Plan
+from .tile import Access, Tile
+from .trace import HBM, Buffer, Trace, active
+
+_last = threading.local()
+_stats = {"traces": 0, "calls": 0}
+
+
+def last_estimate():
+    """The cost estimate of the last kernel call on this thread (None before any)."""
+    return getattr(_last, "estimate", None)
+
+
+def stats() -> dict:
+    """Traces and calls since the start (a replay adds a call, not a trace)."""
+    return dict(_stats)
+
+
+def _is_tensor(x) -> bool:
+    return isinstance(x, torch.Tensor)
+
+
+def _is_array(x) -> bool:
+    return type(x).__module__ == "numpy" and type(x).__name__ == "ndarray"
+
+
+def _is_fake(t) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+    return isinstance(t, FakeTensor) or t.device.type == "meta"
+
+
+def _fake_result(b, tensors):
+    """An output of the right shape and dtype under fake tensors (no data moves)."""
+    if b.role == "arg" and b.parent is None:
+        return tensors[b.index]
+    like = tensors[0] if tensors else None
+    device = like.device if like is not None else "meta"
+    return torch.empty(b.shape, dtype=b.dtype, device=device)
+
+
+def _grid_tuple(grid) -> tuple:
+    if grid is None:
+        return ()
+    if isinstance(grid, (tuple, list)):
+        return tuple(int(g) for g in grid)
+    return (int(grid),)
+
+
+class Kernel:
+    """A function decorated with `@nki.jit`."""
+
+    def __init__(self, fn, platform_target=None, **options):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.platform_target = platform_target
+        self.options = options
+        self.plans: dict = {}
+        self.trace_count = 0
+        self._lock = threading.Lock()
+
+    def __getitem__(self, grid):
+        return functools.partial(self._call, _grid_tuple(grid))
+
+    def __call__(self, *args, **kwargs):
+        return self._call((), *args, **kwargs)
+
+    def __repr__(self):
+        return f"<nki.jit kernel {self.__name__}>"
+
+    # ----------------------------------------------------------------
+    def _call(self, grid, *args, **kwargs):
+        numpy_in = any(_is_array(a) for a in itertools.chain(args, kwargs.values()))
+        args = [torch.from_numpy(a) if _is_array(a) else a for a in args]
+        kwargs = {k: torch.from_numpy(v) if _is_array(v) else v for k, v in kwargs.items()}
+        flat = list(args) + list(kwargs.values())
+        tensors = [t for t in flat if _is_tensor(t)]
+        device = _common_device(self.__name__, [t for t in tensors if not _is_fake(t)])
+        target = limits.resolve_target(self.platform_target)
+        key = (grid, target, tuple(_signature(a) for a in args), tuple((k, _signature(v)) for k, v in kwargs.items()))
+        plan = self.plans.get(key)
+        if plan is None:
+            with self._lock:
+                plan = self.plans.get(key)
+                if plan is None:
+                    plan = self._trace(grid, target, args, kwargs)
+                    self.plans[key] = plan
+        if any(_is_fake(t) for t in tensors):  # shapes only: fake tensors (torch.compile) or meta
+            return _map(plan.outputs, lambda b: _fake_result(b, tensors))
+        _stats["calls"] += 1
+        out = _execute(plan, tensors, device)
+        _last.estimate = plan.estimate
+        if numpy_in:
+            out = _map(out, lambda t: t.numpy())
+        return out
+
+    def _trace(self, grid, target, args, kwargs) -> Plan:
+        tr = Trace(self.__name__, target, grid)
+        index = itertools.count()
+        with active(tr):
+            def bind(a, name):
+                if not _is_tensor(a):
+                    return a
+                buf = Buffer(tr, HBM, a.shape, a.dtype, name, "arg", index=next(index))
+                return Tile(Access.whole(buf))
+            names = _param_names(self.fn, len(args))
+            targs = [bind(a, n) for a, n in zip(args, names)]
+            tkwargs = {k: bind(v, k) for k, v in kwargs.items()}
+            result = None
+            for i, program in enumerate(itertools.product(*(range(g) for g in grid)) if grid else [()]):
+                tr.program = program
+                tr.shared_next = 0
+                r = self.fn(*targs, **tkwargs)
+                if i == 0:
+                    result = r
+            tr.check_capacity()
+            outputs = _map(result, lambda t: _output_buffer(tr, t))
+        plan = Plan(tr, outputs)
+        plan.estimate = cost.estimate(tr)
+        self.trace_count += 1
+        _stats["traces"] += 1
+        return plan
+
+
+def _param_names(fn, n):
+    import inspect
+    try:
+        names = [p.name for p in inspect.signature(fn).parameters.values()]
+    except (TypeError, ValueError):
+        names = []
+    return (names + [f"arg{i}" for i in range(len(names), n)])[:n] if n else []
+
+
+def _signature(a):
+    if _is_tensor(a):
+        return ("tensor", tuple(a.shape), a.dtype, a.stride())
+    try:
+        hash(a)
+        return ("value", a)
+    except TypeError:
+        return ("repr", repr(a))
+
+
+def _common_device(name, tensors):
+    devices = {(t.device.type, t.device.index) for t in tensors}
+    if len(devices) > 1:
+        raise NKIError(f"NKI kernel '{name}' got tensors on different devices {sorted(str(d) for d in devices)}: "
+                       f"move them all to one neuron device (or all to the CPU for nki.simulate)")
+    if not devices:
+        return None
+    dev_type, index = devices.pop()
+    if dev_type not in ("neuron", "cpu"):
+        raise NKIError(f"NKI kernel '{name}' runs on neuron tensors (or CPU tensors and NumPy arrays, "
+                       f"simulated), not on {dev_type}")
+    return torch.device(dev_type, index) if dev_type == "neuron" else None
+
+
+def _output_buffer(tr, t):
+    if not isinstance(t, Tile):
+        raise NKIError(f"a kernel returns the HBM tensors it allocated (nl.ndarray(..., buffer=nl.shared_hbm)); "
+                       f"got {type(t).__name__}", kernel=tr.kernel_name)
+    buf = t.access.buffer
+    if buf.kind.on_chip or not t.access.is_whole():
+        raise NKIError(f"a kernel can only return whole HBM tensors; {buf.describe()} is not one: nl.store it "
+                       f"into an nl.ndarray(..., buffer=nl.shared_hbm) and return that", kernel=tr.kernel_name)
+    return buf
+
+
+def _map(x, fn):
+    if x is None:
+        return None
+    if isinstance(x, (tuple, list)):
+        return type(x)(_map(v, fn) for v in x)
+    if isinstance(x, dict):
+        return {k: _map(v, fn) for k, v in x.items()}
+    return fn(x)
+
+
+def _execute(plan: Plan, tensors, device):
+    """Runs a plan on the arguments' memory; returns the outputs."""
+    fresh: dict = {}
+    if device is None:  # CPU tensors: the simulator
+        def new(b):
+            t = torch.empty(b.shape, dtype=b.dtype)
+            fresh[b.id] = t
+            return t
+        env = plan.bind(tensors, new)
+        plan.run(env)
+        return _map(plan.outputs, lambda b: _result(b, fresh, tensors))
+
+    import torch_neuronx._C as _C
+    index = device.index
+    _C._wait_for_producers(index)
+    if _C._host_addressable(index):
+        host = [_C._host_view(t) for t in tensors]
+        staged = []
+    else:  # a driver without host access: stage the bytes, copy written arguments back
+        host = [t.cpu() for t in tensors]
+        staged = [(i, t) for i, t in enumerate(tensors)]
+
+    def new(b):
+        t = torch.empty(b.shape, dtype=b.dtype, device=device)
+        fresh[b.id] = t
+        return _C._host_view(t) if not staged else t.cpu()
+
+    env = plan.bind(host, new)
+    plan.run(env)
+    if staged:
+        for i, t in staged:
+            t.copy_(host[i])
+        for bid, t in fresh.items():
+            t.copy_(env[bid])
+    return _map(plan.outputs, lambda b: _result(b, fresh, tensors))
+
+
+def _result(b, fresh, tensors):
+    """The caller's tensor for an output buffer: a fresh output, an argument
+    the kernel returns, or a reshape of either."""
+    if b.parent is not None:
+        return _result(b.parent, fresh, tensors).view(b.shape)
+    if b.role == "arg":
+        return tensors[b.index]
+    return fresh[b.id]
+
+
+def jit(fn=None, *, platform_target=None, mode=None, **options):
+    """`@nki.jit` or `@nki.jit(platform_target="trn2")`."""
+    if fn is None:
+        return lambda f: Kernel(f, platform_target=platform_target, mode=mode, **options)
+    return Kernel(fn, platform_target=platform_target, mode=mode, **options)
+
+
+def simulate(kernel):
+    """`nki.simulate(kernel)(*numpy_or_cpu_args)`: runs a kernel without a device."""
+    k = kernel if isinstance(kernel, Kernel) else jit(kernel)
+
+    def run(*args, **kwargs):
+        for a in itertools.chain(args, kwargs.values()):
+            if _is_tensor(a) and a.device.type != "cpu":
+                raise NKIError(f"nki.simulate runs on CPU tensors or NumPy arrays; got a tensor on {a.device}")
+        return k(*args, **kwargs)
+    return run

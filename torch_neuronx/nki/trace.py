@@ -1,0 +1,328 @@
+"""Tracing a kernel: the state of one trace, the buffers it allocates and the
+checks that run while it records instructions.
+
+A trace runs the kernel's Python once per (shapes, dtypes, strides,
+non-tensor arguments), with loops unrolled to plain ints and every grid
+instance in turn. Each tile operation appends an `Instr` (no data moves while
+tracing); `plan.py` turns the list into a replayable plan. While recording,
+the trace checks what the hardware would refuse, before anything runs:
+  - values computed from on-chip elements never written (each on-chip buffer
+    carries a poison tensor, True where an element holds no defined value;
+    instructions propagate it, as NaN sentinels would): reading such an
+    element is allowed, as on the chip (AWS's kernels compute on the unloaded
+    rows of a masked tail tile), but storing it to HBM or returning it raises;
+  - loop-carried dependencies in `affine_range` (an element read in one
+    iteration that an earlier iteration of the same loop wrote, and this one
+    has not; accumulation with `+=` is the allowed associative reduction);
+  - at the end, SBUF and PSUM capacity over the buffers live at each point.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import torch
+
+from . import limits
+from .errors import NKIError
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_local = threading.local()
+
+
+class BufferKind:
+    """`nl.sbuf`, `nl.psum`, `nl.hbm`, `nl.shared_hbm`, `nl.private_hbm`."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @property
+    def on_chip(self) -> bool:
+        return self.name in ("sbuf", "psum")
+
+    def __repr__(self):
+        return f"nl.{self.name}"
+
+
+SBUF, PSUM = BufferKind("sbuf"), BufferKind("psum")
+HBM, SHARED_HBM, PRIVATE_HBM = BufferKind("hbm"), BufferKind("shared_hbm"), BufferKind("private_hbm")
+
+
+class Buffer:
+    """One allocation: a kernel argument, an HBM output or scratch tensor, or
+    an on-chip tile. `role` is 'arg' (kernel argument `index`), 'out' (a
+    shared_hbm tensor the kernel returns or writes), 'scratch' (other HBM) or
+    'onchip'. A reshaped argument or output aliases its parent (`parent`)."""
+
+    __slots__ = ("id", "kind", "shape", "dtype", "name", "line", "par_axis", "role", "index", "parent",
+                 "alloc_seq", "last_use", "stamps", "poison", "first_bad_read")
+
+    def __init__(self, trace, kind, shape, dtype, name, role, index=None, par_axis=0, parent=None):
+        self.id = len(trace.buffers)
+        self.kind, self.shape, self.dtype = kind, tuple(int(s) for s in shape), dtype
+        self.name = name or f"{kind.name}_{self.id}"
+        self.line = trace.line()
+        self.role, self.index, self.par_axis, self.parent = role, index, par_axis, parent
+        self.alloc_seq = self.last_use = trace.seq
+        self.first_bad_read = None
+        if kind.on_chip and parent is not None:  # a reshaped view shares its parent's state
+            self.stamps, self.poison = parent.stamps.view(self.shape), parent.poison.view(self.shape)
+        elif kind.on_chip:
+            self.stamps = torch.full(self.shape, -1, dtype=torch.int64)
+            self.poison = torch.ones(self.shape, dtype=torch.bool)
+        else:
+            self.stamps = self.poison = None
+        trace.buffers.append(self)
+
+    @property
+    def partitions(self) -> int:
+        return self.shape[self.par_axis] if self.shape else 1
+
+    def bytes_per_partition(self) -> int:
+        n = 1
+        for i, s in enumerate(self.shape):
+            if i != self.par_axis:
+                n *= s
+        return n * self.dtype.itemsize
+
+    def describe(self) -> str:
+        return f"tile '{self.name}' {list(self.shape)} {str(self.dtype).replace('torch.', '')} in {self.kind.name}"
+
+
+@dataclass
+class Loop:
+    kind: str  # affine | sequential | static
+    start_seq: int
+    iteration: int = 0
+    iter_start_seq: int = 0
+
+
+@dataclass
+class Instr:
+    """One recorded instruction. `step` builds its runtime closure (plan.py);
+    `engine` and `cost` feed the cost model (cost.py)."""
+    name: str
+    engine: str
+    reads: list
+    writes: list
+    step: object
+    line: str
+    cost: dict = field(default_factory=dict)
+    seq: int = 0
+    accumulate: bool = False
+    box: object = None    # the rectangle a mask narrowed the destination to
+    wmask: object = None  # the non-rectangular mask merged into the destination
+
+
+class Trace:
+    def __init__(self, kernel_name: str, target: str, grid: tuple):
+        self.kernel_name = kernel_name
+        self.limits = limits.for_target(target)
+        self.target = target
+        self.grid = grid
+        self.program = (0,) * len(grid)
+        self.instrs: list[Instr] = []
+        self.buffers: list[Buffer] = []
+        self.seq = 0
+        self.loops: list[Loop] = []
+        self.shared: list[Buffer] = []  # shared_hbm allocations of the first grid instance
+        self.shared_next = 0
+
+    # -- where -----------------------------------------------------------
+    def line(self) -> str:
+        f = sys._getframe(1)
+        while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _PKG_DIR:
+            f = f.f_back
+        if f is None:
+            return "?"
+        import linecache
+        text = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
+        return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} `{text}`"
+
+    def error(self, message: str) -> NKIError:
+        return NKIError(message, kernel=self.kernel_name, line=self.line())
+
+    # -- recording -------------------------------------------------------
+    def record(self, instr: Instr, poison_rule=None) -> Instr:
+        """Checks and appends an instruction. `poison_rule(poisons)` maps the
+        poison of each read to the poison of the result (default: any poisoned
+        read poisons the element it broadcasts to; reads that do not broadcast
+        to the result poison whole partitions)."""
+        instr.seq = self.seq
+        dst = instr.writes[0].buffer if instr.writes else None
+        poisons = [self.check_read(acc, skip_deps=instr.accumulate and acc.buffer is dst) for acc in instr.reads]
+        for acc in instr.writes:
+            out = _propagate(poisons, acc.shape, poison_rule)
+            self.mark_written(acc, instr.seq, out)
+        self.seq += 1
+        self.instrs.append(instr)
+        return instr
+
+    def touch(self, buf: Buffer):
+        while buf is not None:
+            buf.last_use = self.seq
+            buf = buf.parent
+
+    def check_read(self, acc, skip_deps=False):
+        """Checks a read for loop-carried dependencies; returns the poison
+        of the elements read (None for HBM)."""
+        buf = acc.buffer
+        self.touch(buf)
+        if buf.stamps is None:
+            return None
+        poison = acc.gather(buf.poison)
+        if acc.mask is not None:
+            poison = poison & acc.mask.expand(poison.shape)
+        if buf.first_bad_read is None and bool(poison.any()):
+            buf.first_bad_read = self.line()
+        if skip_deps:
+            return poison
+        st = acc.gather(buf.stamps)
+        if acc.mask is not None:
+            st = torch.where(acc.mask.expand(st.shape), st, -1)
+        for loop in self.loops:
+            if loop.kind != "affine" or loop.start_seq <= buf.alloc_seq or loop.iteration == 0:
+                continue
+            carried = (st >= loop.start_seq) & (st < loop.iter_start_seq)
+            if bool(carried.any()):
+                raise self.error(
+                    f"loop-carried dependency in nl.affine_range: iteration {loop.iteration} reads {buf.describe()} "
+                    f"written by an earlier iteration; affine_range iterations must be independent (only "
+                    f"accumulation with += may carry over). Use nl.sequential_range for this loop")
+        return poison
+
+    def mark_written(self, acc, seq: int, poison=None):
+        """Records a write: stamps, and the poison of the values written
+        (False: defined). An HBM write of poisoned values raises."""
+        buf = acc.buffer
+        self.touch(buf)
+        if buf.stamps is None:
+            if poison is not None and bool(poison.any()):
+                src = next((b for b in self.buffers if b.first_bad_read), None)
+                where = f" (uninitialised elements of {src.describe()} first read at {src.first_bad_read})" if src else ""
+                raise self.error(f"writes {int(poison.sum())} value(s) computed from uninitialised SBUF/PSUM "
+                                 f"elements to {buf.describe()}{where}: initialise the tile (nl.zeros, a load) "
+                                 f"or mask the store")
+            return
+        acc.scatter(buf.stamps, torch.full((), seq, dtype=torch.int64))
+        if poison is not None and 0 < poison.dim() < len(acc.shape):  # (P,) is (P, 1)
+            poison = poison.reshape(tuple(poison.shape) + (1,) * (len(acc.shape) - poison.dim()))
+        acc.scatter(buf.poison, torch.zeros((), dtype=torch.bool) if poison is None else poison.expand(acc.shape))
+
+    def retarget(self, instr: Instr, temp, acc, accumulate=False):
+        """Makes the last instruction write `acc` instead of the temporary
+        tile it allocated (`t[...] = nl.load(...)`, `psum += nl.matmul(...)`)."""
+        temp.role = "dropped"
+        if instr.box is not None:
+            acc = acc.restrict(instr.box)
+        if instr.wmask is not None:
+            acc = acc.masked(instr.wmask)
+        poison = temp.poison.clone() if temp.poison is not None else None
+        if poison is not None and instr.box is not None:
+            poison = poison[tuple(instr.box)]
+        if accumulate:
+            extra = self.check_read(acc, skip_deps=True)
+            if extra is not None and poison is not None:
+                poison = poison | extra
+            instr.reads = instr.reads + [acc]
+            instr.accumulate = True
+        instr.writes = [acc]
+        self.mark_written(acc, instr.seq, poison)
+
+    # -- loops -----------------------------------------------------------
+    def loop(self, kind: str, rng: range):
+        lp = Loop(kind, self.seq)
+        self.loops.append(lp)
+        try:
+            for i, v in enumerate(rng):
+                lp.iteration = i
+                lp.iter_start_seq = self.seq
+                yield v
+        finally:
+            self.loops.remove(lp)
+
+    # -- capacity (at the end of the trace) ------------------------------
+    def check_capacity(self):
+        lim = self.limits
+        sbuf_cap = lim.sbuf_bytes_per_partition
+        bank = lim.psum_bank_bytes
+        events = []
+        for b in self.buffers:
+            if not b.kind.on_chip or b.role != "onchip":
+                continue
+            if b.kind is SBUF:
+                size = b.bytes_per_partition()
+            else:
+                size = -(-b.bytes_per_partition() // bank)  # banks
+            events.append((b.alloc_seq, 0, size, b))
+            events.append((b.last_use, 1, -size, b))
+        events.sort(key=lambda e: (e[0], e[1]))
+        used = {SBUF: 0, PSUM: 0}
+        for _, _, size, b in events:
+            used[b.kind] += size
+            if size <= 0:
+                continue
+            if b.kind is SBUF and used[SBUF] > sbuf_cap:
+                raise NKIError(
+                    f"SBUF capacity exceeded: {used[SBUF]} bytes per partition are live when {b.describe()} is "
+                    f"allocated, over the {self.target} limit of {sbuf_cap} bytes per partition "
+                    f"({lim.partitions} x {sbuf_cap // 1024} KiB = {lim.partitions * sbuf_cap // 2**20} MiB); "
+                    f"free tiles earlier or use smaller tiles", kernel=self.kernel_name, line=b.line)
+            if b.kind is PSUM and used[PSUM] > lim.psum_banks:
+                raise NKIError(
+                    f"PSUM capacity exceeded: {used[PSUM]} banks of {bank} bytes per partition are live when "
+                    f"{b.describe()} is allocated, over the limit of {lim.psum_banks} banks "
+                    f"({lim.psum_banks * bank // 1024} KiB per partition, 2 MiB in all)",
+                    kernel=self.kernel_name, line=b.line)
+
+
+def _propagate(poisons, shape, rule):
+    known = [p for p in poisons if p is not None]
+    if not known:
+        return None
+    if rule is not None:
+        return rule(poisons)
+    out = torch.zeros(shape, dtype=torch.bool)
+    for p in known:
+        if p.dim() <= len(shape):
+            try:
+                out = out | p.expand(shape)
+                continue
+            except RuntimeError:
+                pass
+        if p.dim() and shape and bool(p.any()):  # a matmul, transpose or reduction: by partition
+            rows = p.reshape(p.shape[0], -1).any(dim=1) if p.dim() > 1 else p
+            if rows.shape[0] == shape[0]:
+                out |= rows.reshape([shape[0]] + [1] * (len(shape) - 1))
+            else:
+                out |= True
+    return out
+
+
+def current() -> Trace | None:
+    return getattr(_local, "trace", None)
+
+
+def require(what: str) -> Trace:
+    t = current()
+    if t is None:
+        raise NKIError(f"{what} can only be called inside a kernel decorated with @nki.jit while it runs")
+    return t
+
+
+class active:
+    """Context manager making `trace` the current trace of this thread."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def __enter__(self):
+        self.prev = current()
+        _local.trace = self.trace
+        return self.trace
+
+    def __exit__(self, *exc):
+        _local.trace = self.prev
