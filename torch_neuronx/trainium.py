@@ -3,13 +3,23 @@
 later estimate read. Nothing here is fitted to a measurement; each number
 cites where AWS publishes it.
 
-Sources (AWS Neuron documentation, aws-neuron/aws-neuron-sdk):
-  [arch-trn2]  general/arch/neuron-hardware/trainium2.rst and neuron-core-v3.rst
-  [arch-trn1]  general/arch/neuron-hardware/trainium.rst and neuron-core-v2.rst
-  [arch-trn3]  general/arch/neuron-hardware/trainium3.rst and neuron-core-v4.rst
-  [nki-arch]   nki/arch/trainium2_arch.rst (NKI architecture guide: engines,
-               SBUF/PSUM geometry, per-instruction costs)
-  [nki-api]    nki/api/nki.language.tile_size (tile limits)
+Sources (aws-neuron/aws-neuron-sdk at 81ce03ae, published under
+https://awsdocs-neuron.readthedocs-hosted.com/en/latest/<path>.html):
+  [chip]     about-neuron/arch/neuron-hardware/trainium{,2,3}.rst: cores per
+             chip, HBM, chip TFLOPS
+  [arch-v2]  nki/guides/architecture/trainium_inferentia2_arch.rst (NC-v2)
+  [arch-v3]  nki/guides/architecture/trainium2_arch.rst (NC-v3): the "Compute
+             Engine Specifications" table (clocks, widths), SBUF/PSUM geometry
+  [arch-v4]  nki/guides/architecture/trainium3_arch.rst (NC-v4)
+  [dma]      nki/deep-dives/nki-dma-bandwidth-guide.rst and
+             nki/get-started/about/nki-dma-overview.rst: 16 DMA engines per
+             core, each serving 8 partitions, 17 / 23 / 33 bytes/ns sustained
+             per engine, ~1300 ns fixed cost per transfer
+  [isa]      nki/api/nki/isa/__init__.py at 1db4d74e (the last docstrings with
+             "Estimated instruction cost"): matmul max(min(64, N_stationary),
+             N_moving) cycles (x4 for fp32), MIN_II ~64 cycles, GpSimd start
+             ~150 cycles
+  [tile]     nki/api/nki.language.tile_size.rst (tile limits)
 """
 
 from __future__ import annotations
@@ -24,33 +34,32 @@ MiB = 1024 * KiB
 class NeuronCore:
     name: str
     generation: str
-    # -- on-chip memory [arch-*], [nki-api]
+    cores_per_chip: int            # [chip]
+    # -- on-chip memory [arch-*], [tile]
     partitions: int
     sbuf_bytes_per_partition: int
     psum_bytes_per_partition: int
     psum_banks: int
-    # -- tile limits [nki-api]
+    # -- tile limits [tile]
     pmax: int
     gemm_stationary_fmax: int
     gemm_moving_fmax: int
     psum_fmax: int
     bn_stats_fmax: int
-    # -- engines [arch-*], [nki-arch]
-    clock_hz: float             # engine clock
-    pe_rows: int                # Tensor engine systolic array
-    pe_cols: int
-    tensor_bf16_flops: float    # dense BF16 per core
-    tensor_fp8_flops: float
-    tensor_fp32_flops: float
-    vector_elems_per_cycle: float  # per partition lane, per cycle
-    scalar_elems_per_cycle: float
-    gpsimd_elems_per_cycle: float
-    instr_overhead_cycles: int  # fixed cost of issuing one compute instruction
-    # -- memory system [arch-*]
-    hbm_bytes_per_s_per_core: float
+    # -- engine clocks [arch-*] and instruction costs [isa]
+    tensor_clock_hz: float         # 128 x 128 PE array: one moving column per cycle
+    vector_clock_hz: float
+    scalar_clock_hz: float
+    gpsimd_clock_hz: float
+    min_ii_cycles: int             # smallest issue interval of a compute instruction
+    gpsimd_start_cycles: int
+    # -- DMA [dma]
     dma_engines: int
-    dma_fixed_s: float          # latency of one DMA transfer (descriptor to completion)
-    cores_per_chip: int
+    partitions_per_dma_engine: int
+    dma_bytes_per_s_per_engine: float
+    dma_fixed_latency_s: float
+    # -- HBM [chip]
+    hbm_bytes_per_s_per_chip: float
 
     @property
     def psum_bank_bytes(self) -> int:
@@ -60,45 +69,36 @@ class NeuronCore:
     def sbuf_bytes(self) -> int:
         return self.partitions * self.sbuf_bytes_per_partition
 
+    @property
+    def tensor_bf16_flops(self) -> float:
+        """Peak dense BF16 matmul rate of one core: 128 x 128 PEs, 2 FLOPs each per cycle."""
+        return 128 * 128 * 2 * self.tensor_clock_hz
 
-# Trainium2 (NeuronCore-v3) [arch-trn2]: 8 cores per chip, 667 dense BF16 TFLOPS
-# and 1,299 FP8 per chip, 181 FP32; 2.9 TB/s HBM per chip; SBUF 28 MiB =
-# 128 x 224 KiB, PSUM 2 MiB = 128 x 16 KiB in 8 banks; 16 DMA engines per core.
-TRN2 = NeuronCore(
-    name="trn2", generation="NeuronCore-v3",
-    partitions=128, sbuf_bytes_per_partition=224 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8,
-    pmax=128, gemm_stationary_fmax=128, gemm_moving_fmax=512, psum_fmax=512, bn_stats_fmax=512,
-    clock_hz=2.4e9, pe_rows=128, pe_cols=128,
-    tensor_bf16_flops=667e12 / 8, tensor_fp8_flops=1299e12 / 8, tensor_fp32_flops=181e12 / 8,
-    vector_elems_per_cycle=1.0, scalar_elems_per_cycle=1.0, gpsimd_elems_per_cycle=1.0,
-    instr_overhead_cycles=64,
-    hbm_bytes_per_s_per_core=2.9e12 / 8, dma_engines=16, dma_fixed_s=2e-6, cores_per_chip=8,
-)
 
-# Trainium1 (NeuronCore-v2) [arch-trn1]: 2 cores per chip, 190 BF16 TFLOPS per
-# chip, 820 GiB/s HBM per chip, SBUF 24 MiB = 128 x 192 KiB.
-TRN1 = NeuronCore(
-    name="trn1", generation="NeuronCore-v2",
-    partitions=128, sbuf_bytes_per_partition=192 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8,
-    pmax=128, gemm_stationary_fmax=128, gemm_moving_fmax=512, psum_fmax=512, bn_stats_fmax=512,
-    clock_hz=2.8e9, pe_rows=128, pe_cols=128,
-    tensor_bf16_flops=190e12 / 2, tensor_fp8_flops=190e12 / 2, tensor_fp32_flops=47.5e12 / 2,
-    vector_elems_per_cycle=1.0, scalar_elems_per_cycle=1.0, gpsimd_elems_per_cycle=1.0,
-    instr_overhead_cycles=64,
-    hbm_bytes_per_s_per_core=820 * 2**30 / 2, dma_engines=16, dma_fixed_s=2e-6, cores_per_chip=2,
-)
+_COMMON = dict(partitions=128, psum_bytes_per_partition=16 * KiB, psum_banks=8, pmax=128, gemm_stationary_fmax=128,
+               gemm_moving_fmax=512, psum_fmax=512, bn_stats_fmax=512, min_ii_cycles=64, gpsimd_start_cycles=150,
+               dma_engines=16, partitions_per_dma_engine=8, dma_fixed_latency_s=1.3e-6)
 
-# Trainium3 (NeuronCore-v4) [arch-trn3]: 8 cores per chip, 671 BF16 TFLOPS per
-# chip, 4.9 TB/s HBM, SBUF 32 MiB = 128 x 256 KiB.
-TRN3 = NeuronCore(
-    name="trn3", generation="NeuronCore-v4",
-    partitions=128, sbuf_bytes_per_partition=256 * KiB, psum_bytes_per_partition=16 * KiB, psum_banks=8,
-    pmax=128, gemm_stationary_fmax=128, gemm_moving_fmax=512, psum_fmax=512, bn_stats_fmax=512,
-    clock_hz=2.4e9, pe_rows=128, pe_cols=128,
-    tensor_bf16_flops=671e12 / 8, tensor_fp8_flops=2517e12 / 8, tensor_fp32_flops=183e12 / 8,
-    vector_elems_per_cycle=1.0, scalar_elems_per_cycle=1.0, gpsimd_elems_per_cycle=1.0,
-    instr_overhead_cycles=64,
-    hbm_bytes_per_s_per_core=4.9e12 / 8, dma_engines=16, dma_fixed_s=2e-6, cores_per_chip=8,
-)
+# Trainium1, NeuronCore-v2: 2 cores per chip, SBUF 24 MiB = 128 x 192 KiB; Tensor
+# 2.8 GHz, Vector 1.12, Scalar 1.4, GpSimd 1.4 GHz; DMA 17 B/ns per engine;
+# HBM 820 GiB/s per chip.
+TRN1 = NeuronCore(name="trn1", generation="NeuronCore-v2", cores_per_chip=2, sbuf_bytes_per_partition=192 * KiB,
+                  tensor_clock_hz=2.8e9, vector_clock_hz=1.12e9, scalar_clock_hz=1.4e9, gpsimd_clock_hz=1.4e9,
+                  dma_bytes_per_s_per_engine=17e9, hbm_bytes_per_s_per_chip=820 * 2**30, **_COMMON)
+
+# Trainium2, NeuronCore-v3: 8 cores per chip, SBUF 28 MiB = 128 x 224 KiB, PSUM
+# 2 MiB = 128 x 16 KiB in 8 banks; Tensor 2.4 GHz (79 BF16 TFLOPS per core),
+# Vector 0.96, Scalar 1.2, GpSimd 1.2 GHz; DMA 23 B/ns per engine; HBM 2.9 TB/s
+# per chip (3 TB/s in [arch-v3]).
+TRN2 = NeuronCore(name="trn2", generation="NeuronCore-v3", cores_per_chip=8, sbuf_bytes_per_partition=224 * KiB,
+                  tensor_clock_hz=2.4e9, vector_clock_hz=0.96e9, scalar_clock_hz=1.2e9, gpsimd_clock_hz=1.2e9,
+                  dma_bytes_per_s_per_engine=23e9, hbm_bytes_per_s_per_chip=2.9e12, **_COMMON)
+
+# Trainium3, NeuronCore-v4: 8 cores per chip, SBUF 32 MiB = 128 x 256 KiB; Tensor
+# 2.4 GHz, Vector 1.2, Scalar 1.2, GpSimd 1.2 GHz; DMA 33 B/ns per engine; HBM
+# 4.9 TB/s per chip (4.7 in [arch-v4]).
+TRN3 = NeuronCore(name="trn3", generation="NeuronCore-v4", cores_per_chip=8, sbuf_bytes_per_partition=256 * KiB,
+                  tensor_clock_hz=2.4e9, vector_clock_hz=1.2e9, scalar_clock_hz=1.2e9, gpsimd_clock_hz=1.2e9,
+                  dma_bytes_per_s_per_engine=33e9, hbm_bytes_per_s_per_chip=4.9e12, **_COMMON)
 
 CORES = {"trn1": TRN1, "trn2": TRN2, "trn3": TRN3}

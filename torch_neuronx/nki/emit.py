@@ -17,7 +17,7 @@ import torch
 
 from . import dtypes, trace as tracing
 from .errors import NKIError
-from .indexing import IndexExpr
+from .indexing import IndexExpr, broadcast_shapes
 from .tile import Access, Tile
 from .trace import PSUM, SBUF, Buffer, Instr
 
@@ -136,7 +136,7 @@ def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, d
             shape = dst.shape
         else:
             try:
-                shape = tuple(torch.broadcast_shapes(*(t.shape for t in tiles))) if tiles else ()
+                shape = broadcast_shapes(*(t.shape for t in tiles)) if tiles else ()
             except RuntimeError:
                 raise tr.error(f"{name}: operand shapes {[list(t.shape) for t in tiles]} do not broadcast") from None
     shape = tuple(shape)

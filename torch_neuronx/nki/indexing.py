@@ -82,6 +82,20 @@ class IndexExpr:
         return f"IndexExpr(shape={self.shape})"
 
 
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy broadcasting of shapes (torch.broadcast_shapes is slow for the trace's many small calls)."""
+    n = max((len(s) for s in shapes), default=0)
+    out = [1] * n
+    for s in shapes:
+        s = tuple(s)
+        for i, d in enumerate(s, n - len(s)):
+            if d != 1:
+                if out[i] not in (1, d):
+                    raise RuntimeError(f"shapes {[list(x) for x in shapes]} do not broadcast")
+                out[i] = d
+    return tuple(out)
+
+
 def arange(start, stop=None, step=1) -> IndexExpr:
     if stop is None:
         start, stop = 0, start
@@ -175,7 +189,7 @@ def index_arrays(shape: tuple, key) -> tuple[list[torch.Tensor], tuple]:
         else:
             arrays.append(k.t.to(_I64))
         pos += 1
-    out_shape = tuple(torch.broadcast_shapes(*(a.shape for a in arrays)))
+    out_shape = broadcast_shapes(*(a.shape for a in arrays))
     return arrays, out_shape
 
 
@@ -210,36 +224,55 @@ def compose(arrays, shape, key, identity=False):
 
 def affine(arrays, shape):
     """(offsets, coefficients) with index_d = offsets[d] + sum_k coeff[d][k] * o_k
-    over output coordinates o, or None if some index is not affine."""
-    offsets, coeffs = [], []
+    over output coordinates o, or None if some index is not affine. Each
+    array is checked over its own (broadcast) extent, never expanded."""
     n = len(shape)
-    if any(s == 0 for s in shape):
-        return [0] * len(arrays), [[0] * n for _ in arrays]
-    grids = None
+    offsets, coeffs = [], []
     for a in arrays:
-        e = a.expand(shape) if a.dim() or n else a
-        c = int(e[(0,) * n]) if n else int(e)
-        row = []
+        if a.dim() > n:
+            return None
+        e = a.reshape((1,) * (n - a.dim()) + tuple(a.shape))
+        if any(s == 0 for s in shape) or e.numel() == 0:
+            offsets.append(0)
+            coeffs.append([0] * n)
+            continue
+        c = int(e.reshape(-1)[0])
+        row = [0] * n
         for k in range(n):
-            if shape[k] > 1:
+            if e.shape[k] > 1:
                 unit = [0] * n
                 unit[k] = 1
-                row.append(int(e[tuple(unit)]) - c)
-            else:
-                row.append(0)
-        if a.dim() and a.numel() > 1:
-            if grids is None:
-                grids = [torch.arange(s, dtype=_I64).reshape([-1 if i == k else 1 for i in range(n)])
-                         for k, s in enumerate(shape)]
+                row[k] = int(e[tuple(unit)]) - c
+        if e.numel() > 1:
             rebuilt = torch.full((), c, dtype=_I64)
             for k in range(n):
                 if row[k]:
-                    rebuilt = rebuilt + row[k] * grids[k]
-            if not torch.equal(rebuilt.expand(shape), e):
+                    rebuilt = rebuilt + row[k] * torch.arange(e.shape[k], dtype=_I64).reshape(
+                        [-1 if i == k else 1 for i in range(n)])
+            if not torch.equal(rebuilt.expand(e.shape), e):
                 return None
         offsets.append(c)
         coeffs.append(row)
     return offsets, coeffs
+
+
+def affine_bounds(offsets, coeffs, shape):
+    """(min, max) of each affine index over the output extent."""
+    out = []
+    for c, row in zip(offsets, coeffs):
+        lo = hi = c
+        for k, a in enumerate(row):
+            span = a * (shape[k] - 1)
+            lo, hi = lo + min(0, span), hi + max(0, span)
+        out.append((lo, hi))
+    return out
+
+
+def strided(t: torch.Tensor, offsets, coeffs, shape) -> torch.Tensor:
+    """The view of t (any strides) that an affine access selects."""
+    st = t.stride()
+    stride = [sum(coeffs[d][k] * st[d] for d in range(len(st))) for k in range(len(shape))]
+    return t.as_strided(shape, stride, t.storage_offset() + sum(o * s for o, s in zip(offsets, st)))
 
 
 def identity_arrays(shape):

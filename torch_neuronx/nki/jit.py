@@ -105,13 +105,16 @@ class Kernel:
             with self._lock:
                 plan = self.plans.get(key)
                 if plan is None:
-                    plan = self._trace(grid, target, args, kwargs)
+                    # the trace computes on real (index) tensors, even under fake-tensor or tracing modes
+                    from torch.utils._python_dispatch import _disable_current_modes
+                    with _disable_current_modes():
+                        plan = self._trace(grid, target, args, kwargs)
                     self.plans[key] = plan
+        _last.estimate = plan.estimate
         if any(_is_fake(t) for t in tensors):  # shapes only: fake tensors (torch.compile) or meta
             return _map(plan.outputs, lambda b: _fake_result(b, tensors))
         _stats["calls"] += 1
-        out = _execute(plan, tensors, device)
-        _last.estimate = plan.estimate
+        out = _execute(plan.plan(), tensors, device)
         if numpy_in:
             out = _map(out, lambda t: t.numpy())
         return out
@@ -132,16 +135,37 @@ class Kernel:
             for i, program in enumerate(itertools.product(*(range(g) for g in grid)) if grid else [()]):
                 tr.program = program
                 tr.shared_next = 0
-                r = self.fn(*targs, **tkwargs)
+                try:
+                    r = self.fn(*targs, **tkwargs)
+                except NKIError as e:
+                    if e.kernel is None:  # raised below the kernel's frame: name the kernel and its line
+                        raise NKIError(e.detail, kernel=self.__name__, line=tr.line_of(e.__traceback__)) from None
+                    raise
                 if i == 0:
                     result = r
             tr.check_capacity()
             outputs = _map(result, lambda t: _output_buffer(tr, t))
-        plan = Plan(tr, outputs)
-        plan.estimate = cost.estimate(tr)
         self.trace_count += 1
         _stats["traces"] += 1
-        return plan
+        return _Traced(tr, outputs, cost.estimate(tr))
+
+
+class _Traced:
+    """One signature of a kernel: its trace, outputs and estimate; the plan is
+    built on the first call that runs it (a call on fake tensors only traces)."""
+
+    def __init__(self, trace, outputs, estimate):
+        self.trace, self.outputs, self.estimate = trace, outputs, estimate
+        self._plan = None
+        self._lock = threading.Lock()
+
+    def plan(self) -> Plan:
+        if self._plan is None:
+            with self._lock:
+                if self._plan is None:
+                    self._plan = Plan(self.trace, self.outputs)
+                    self.trace = None
+        return self._plan
 
 
 def _param_names(fn, n):
@@ -155,7 +179,8 @@ def _param_names(fn, n):
 
 def _signature(a):
     if _is_tensor(a):
-        return ("tensor", tuple(a.shape), a.dtype, a.stride())
+        # symbolic sizes (torch.compile with dynamic shapes) specialise: a kernel is traced per shape
+        return ("tensor", tuple(int(s) for s in a.shape), a.dtype, tuple(int(s) for s in a.stride()))
     try:
         hash(a)
         return ("value", a)

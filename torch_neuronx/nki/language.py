@@ -15,6 +15,7 @@ import math
 
 import torch
 
+from .. import trainium as _trainium
 from . import dtypes as _dt
 from . import trace as _tracing
 from .dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
@@ -26,20 +27,21 @@ from .tile import Access, Tile
 from .trace import HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM
 
 sbuf, psum, hbm, shared_hbm, private_hbm = SBUF, PSUM, HBM, SHARED_HBM, PRIVATE_HBM
+_TRN2 = _trainium.TRN2
 tile = Tile
 
 
 class tile_size:  # noqa: N801  (AWS's name)
-    """The hardware's tile limits for the default target (Trainium2)."""
-    pmax = 128
-    gemm_stationary_fmax = 128
-    gemm_moving_fmax = 512
-    psum_fmax = 512
-    psum_bank_fmax = 512
-    psum_num_banks = 8
-    bn_stats_fmax = 512
-    sbuf_size_bytes = 128 * 224 * 1024
-    total_available_sbuf_size = 224 * 1024
+    """The hardware's tile limits (the Trainium2 values of torch_neuronx.trainium)."""
+    pmax = _TRN2.pmax
+    gemm_stationary_fmax = _TRN2.gemm_stationary_fmax
+    gemm_moving_fmax = _TRN2.gemm_moving_fmax
+    psum_fmax = psum_bank_fmax = _TRN2.psum_fmax
+    psum_bank_fmax_bytes = _TRN2.psum_bank_bytes
+    psum_num_banks = _TRN2.psum_banks
+    bn_stats_fmax = _TRN2.bn_stats_fmax
+    sbuf_size_bytes = _TRN2.sbuf_bytes
+    total_available_sbuf_size = sbuf_fmax_bytes = _TRN2.sbuf_bytes_per_partition
 
 
 class fp32:  # noqa: N801
@@ -245,6 +247,9 @@ def _assign(target: Tile, value):
         _fill(target, value.item() if hasattr(value, "item") else value)
         return
     value = as_tile(value, "assigned value")
+    if value.updated and value.access.buffer is target.access.buffer and value.shape == target.shape:
+        value.updated = False  # `t[idx] += x` already wrote t[idx]; Python's store-back is no instruction
+        return
     tkind, vkind = target.access.buffer.kind, value.access.buffer.kind
     if not tkind.on_chip:
         store(target, value)

@@ -36,7 +36,7 @@ class Operand:
         arrays = access.arrays
         if self.mask is not None:  # masked-out elements may index out of bounds: point them at 0
             arrays = [torch.where(self.mask, a.expand(self.shape), 0) for a in arrays]
-        self.affine = indexing.affine(arrays, self.shape) if self.mask is None else None
+        self.affine = access.affine() if self.mask is None else None
         self.idx = None if self.affine else tuple(a.expand(self.shape).contiguous() for a in arrays)
         self.const = None
         self._stride = None
@@ -47,11 +47,7 @@ class Operand:
             self.const = self._view(base)
 
     def _view(self, base):
-        offsets, coeffs = self.affine
-        st = base.stride()
-        stride = [sum(coeffs[d][k] * st[d] for d in range(len(st))) for k in range(len(self.shape))]
-        off = sum(o * s for o, s in zip(offsets, st))
-        return base.as_strided(self.shape, stride, base.storage_offset() + off)
+        return indexing.strided(base, self.affine[0], self.affine[1], self.shape)
 
     def get(self, env):
         if self.const is not None:

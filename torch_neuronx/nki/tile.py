@@ -17,11 +17,18 @@ from .errors import NKIError
 
 
 class Access:
-    __slots__ = ("buffer", "arrays", "shape", "mask", "identity")
+    __slots__ = ("buffer", "arrays", "shape", "mask", "identity", "_affine")
 
     def __init__(self, buffer, arrays, shape, mask=None, identity=False):
         self.buffer, self.arrays, self.shape, self.mask = buffer, arrays, tuple(shape), mask
         self.identity = identity  # the whole buffer, unindexed
+        self._affine = 0  # not computed yet
+
+    def affine(self):
+        """(offsets, coefficients) when the access is a strided view, else None."""
+        if self._affine == 0:
+            self._affine = indexing.affine(self.arrays, self.shape)
+        return self._affine
 
     @classmethod
     def whole(cls, buffer):
@@ -46,13 +53,21 @@ class Access:
         return [a.expand(self.shape) for a in self.arrays]
 
     def gather(self, t: torch.Tensor) -> torch.Tensor:
-        """The elements of `t` (a tensor shaped like the buffer) this access reads."""
+        """The elements of `t` (a tensor shaped like the buffer) this access
+        reads: a view when the access is affine and unmasked."""
+        aff = self.affine() if self.mask is None else None
+        if aff is not None:
+            return indexing.strided(t, aff[0], aff[1], self.shape)
         arrays = self.arrays
         if self.mask is not None:
             arrays = [torch.where(self.mask.expand(self.shape), a.expand(self.shape), 0) for a in arrays]
         return t[tuple(arrays)].expand(self.shape)
 
     def scatter(self, t: torch.Tensor, value: torch.Tensor):
+        aff = self.affine() if self.mask is None else None
+        if aff is not None:
+            indexing.strided(t, aff[0], aff[1], self.shape).copy_(value)
+            return
         idx = self.full_indices()
         if self.mask is not None:
             m = self.mask.expand(self.shape)
@@ -61,14 +76,24 @@ class Access:
         t.index_put_(tuple(idx), value)
 
     def check_bounds(self, what: str):
+        aff = self.affine() if self.mask is None else None
+        if aff is not None:
+            for dim, (lo, hi) in enumerate(indexing.affine_bounds(aff[0], aff[1], self.shape)):
+                n = self.buffer.shape[dim]
+                if (lo < 0 or hi >= n) and all(s > 0 for s in self.shape):
+                    raise NKIError(f"{what} of {self.buffer.describe()}: index {lo if lo < 0 else hi} is out of "
+                                   f"bounds for dimension {dim} of size {n} (mask the access, e.g. mask=(i_p < n))")
+            return
         mask = None if self.mask is None else self.mask.expand(self.shape)
         indexing.check_bounds([a.expand(self.shape) for a in self.arrays], self.buffer.shape, mask,
                               what=f"{what} of {self.buffer.describe()}")
 
     def is_whole(self) -> bool:
+        if self.identity:
+            return True
         if self.shape != self.buffer.shape or self.mask is not None:
             return False
-        aff = indexing.affine(self.arrays, self.shape)
+        aff = self.affine()
         if aff is None:
             return False
         offsets, coeffs = aff
@@ -79,13 +104,22 @@ class Access:
 class Tile:
     """A tile or tensor inside a traced kernel."""
 
-    __slots__ = ("access", "producer", "used", "__weakref__")
+    __slots__ = ("access", "producer", "used", "updated", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, access: Access, producer=None):
         self.access = access
         self.producer = producer  # the Instr that made this temporary, until something reads it
         self.used = False
+        self.updated = False  # set by `t[...] += x`, whose store-back `t[...] = t` is then no copy
+        access.buffer.tiles += 1
+
+    def __del__(self):
+        # the kernel can no longer name this buffer once no tile refers to it: drop its trace-time state
+        buf = self.access.buffer
+        buf.tiles -= 1
+        if buf.tiles == 0 and buf.children == 0:
+            buf.stamps = buf.poison = None
 
     # NumPy-like attributes
     @property
@@ -172,6 +206,7 @@ class Tile:
         def method(self, other):
             from . import language
             language._inplace(name, self, other)
+            self.updated = True
             return self
         return method
 

@@ -31,6 +31,9 @@ from .errors import NKIError
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _local = threading.local()
+_ITEMSIZE = {d: torch.empty((), dtype=d).element_size() for d in (
+    torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2, torch.int8, torch.int16,
+    torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.bool, torch.float64)}
 
 
 class BufferKind:
@@ -58,7 +61,7 @@ class Buffer:
     'onchip'. A reshaped argument or output aliases its parent (`parent`)."""
 
     __slots__ = ("id", "kind", "shape", "dtype", "name", "line", "par_axis", "role", "index", "parent",
-                 "alloc_seq", "last_use", "stamps", "poison", "first_bad_read")
+                 "alloc_seq", "last_use", "stamps", "poison", "first_bad_read", "tiles", "children")
 
     def __init__(self, trace, kind, shape, dtype, name, role, index=None, par_axis=0, parent=None):
         self.id = len(trace.buffers)
@@ -68,10 +71,14 @@ class Buffer:
         self.role, self.index, self.par_axis, self.parent = role, index, par_axis, parent
         self.alloc_seq = self.last_use = trace.seq
         self.first_bad_read = None
+        self.tiles = 0     # live Tile objects naming this buffer (tile.py frees the state below at 0)
+        self.children = 0  # reshaped views sharing the state
+        if parent is not None:
+            parent.children += 1
         if kind.on_chip and parent is not None:  # a reshaped view shares its parent's state
             self.stamps, self.poison = parent.stamps.view(self.shape), parent.poison.view(self.shape)
         elif kind.on_chip:
-            self.stamps = torch.full(self.shape, -1, dtype=torch.int64)
+            self.stamps = torch.full(self.shape, -1, dtype=torch.int32)
             self.poison = torch.ones(self.shape, dtype=torch.bool)
         else:
             self.stamps = self.poison = None
@@ -86,7 +93,7 @@ class Buffer:
         for i, s in enumerate(self.shape):
             if i != self.par_axis:
                 n *= s
-        return n * self.dtype.itemsize
+        return n * _ITEMSIZE[self.dtype]
 
     def describe(self) -> str:
         return f"tile '{self.name}' {list(self.shape)} {str(self.dtype).replace('torch.', '')} in {self.kind.name}"
@@ -142,6 +149,19 @@ class Trace:
         text = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
         return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} `{text}`"
 
+    @staticmethod
+    def line_of(tb) -> str:
+        """The kernel's source line in a traceback: its last frame outside this package."""
+        import linecache
+        where = "?"
+        while tb is not None:
+            f = tb.tb_frame
+            if os.path.dirname(os.path.abspath(f.f_code.co_filename)) != _PKG_DIR:
+                text = linecache.getline(f.f_code.co_filename, tb.tb_lineno).strip()
+                where = f"{os.path.basename(f.f_code.co_filename)}:{tb.tb_lineno} `{text}`"
+            tb = tb.tb_next
+        return where
+
     def error(self, message: str) -> NKIError:
         return NKIError(message, kernel=self.kernel_name, line=self.line())
 
@@ -171,7 +191,7 @@ class Trace:
         of the elements read (None for HBM)."""
         buf = acc.buffer
         self.touch(buf)
-        if buf.stamps is None:
+        if not buf.kind.on_chip or buf.stamps is None:
             return None
         poison = acc.gather(buf.poison)
         if acc.mask is not None:
@@ -199,7 +219,7 @@ class Trace:
         (False: defined). An HBM write of poisoned values raises."""
         buf = acc.buffer
         self.touch(buf)
-        if buf.stamps is None:
+        if not buf.kind.on_chip:
             if poison is not None and bool(poison.any()):
                 src = next((b for b in self.buffers if b.first_bad_read), None)
                 where = f" (uninitialised elements of {src.describe()} first read at {src.first_bad_read})" if src else ""
@@ -207,7 +227,9 @@ class Trace:
                                  f"elements to {buf.describe()}{where}: initialise the tile (nl.zeros, a load) "
                                  f"or mask the store")
             return
-        acc.scatter(buf.stamps, torch.full((), seq, dtype=torch.int64))
+        if buf.stamps is None:
+            return
+        acc.scatter(buf.stamps, torch.full((), seq, dtype=torch.int32))
         if poison is not None and 0 < poison.dim() < len(acc.shape):  # (P,) is (P, 1)
             poison = poison.reshape(tuple(poison.shape) + (1,) * (len(acc.shape) - poison.dim()))
         acc.scatter(buf.poison, torch.zeros((), dtype=torch.bool) if poison is None else poison.expand(acc.shape))

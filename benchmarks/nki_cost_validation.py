@@ -1,0 +1,74 @@
+"""The NKI cost model against published Trainium figures, unfitted.
+
+Runs AWS's own kernels (examples/nki) at the sizes of AWS's published
+measurements on `meta` tensors: a call on meta tensors traces the kernel and
+records its estimate without computing anything. Prints one row per figure:
+published value, estimate, ratio (estimate / published). docs/nki.md holds the
+table and the sources.
+
+    .venv/bin/python benchmarks/nki_cost_validation.py   (about 10 minutes on 2 cores)
+"""
+
+import os
+import sys
+import time
+
+import torch
+
+import _paths  # noqa: F401  (the repository root on sys.path)
+import torch_neuronx
+from torch_neuronx import nki
+import torch_neuronx.nki.isa as nisa
+import torch_neuronx.nki.language as nl
+
+
+def meta(*shape, dtype):
+    return torch.empty(*shape, dtype=dtype, device="meta")
+
+
+@nki.jit
+def dma_4x4096(in_tensor):
+    """AWS's DMA overview, example 1: A[4, 4096] bf16 HBM -> SBUF -> HBM."""
+    out = nl.ndarray(in_tensor.shape, dtype=in_tensor.dtype, buffer=nl.shared_hbm)
+    sb = nl.ndarray((4, 4096), dtype=in_tensor.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=sb, src=in_tensor[0:4, 0:4096])
+    nisa.dma_copy(dst=out, src=sb)
+    return out
+
+
+def matmul_rows(mod, target, dtype, published, label):
+    os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = target
+    M, K, N = 4096, 8192, 8192
+    rows = []
+    for name, ms in published:
+        t = time.time()
+        getattr(mod, name)(meta(M, K, dtype=dtype).T, meta(K, N, dtype=dtype))
+        e = nki.last_estimate()
+        rows.append((f"{label} {name}", ms * 1000, e.total_us, e.bottleneck, time.time() - t))
+    return rows
+
+
+def main():
+    from examples.nki import matmul, matmul_nisa
+    rows = []
+    # F1: matmul tutorial table, trn1, bf16, [4096, 8192] @ [8192, 8192] (Neuron 2.20-2.23 docs)
+    rows += matmul_rows(matmul, "trn1", torch.bfloat16, [
+        ("nki_matmul_tiled_", 51.80), ("nki_matmul_hoist_load_", 42.96),
+        ("nki_matmul_block_free_dimension_", 22.07), ("nki_matmul_fully_optimized_", 6.97)], "F1 trn1 bf16")
+    # F2: kernel-optimization tutorial, trn2, fp32, same shapes (profile totals)
+    rows += matmul_rows(matmul_nisa, "trn2", torch.float32, [
+        ("nki_matmul_tiled_", 39.89), ("nki_matmul_hoist_load_", 28.20),
+        ("nki_matmul_block_free_dimension_", 28.41), ("nki_matmul_fully_optimized_", 28.30)], "F2 trn2 fp32")
+    # F4: DMA overview example 1, trn2: one DMA engine moves 32 KiB HBM -> SBUF in 1416 ns
+    os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = "trn2"
+    dma_4x4096(meta(4, 4096, dtype=torch.bfloat16))
+    first = nki.last_estimate().timeline[0]
+    rows.append(("F4 trn2 dma_copy 32 KiB (engine time)", 1.416, first[3], "dma", 0.0))
+    print(f"{'figure':58s} {'published us':>13s} {'estimate us':>12s} {'ratio':>6s}  bottleneck")
+    for label, pub, est, neck, secs in rows:
+        print(f"{label:58s} {pub:13.1f} {est:12.1f} {est / pub:6.2f}  {neck}")
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(main() and 0)
