@@ -11,12 +11,10 @@ table and the sources.
 
 import os
 import sys
-import time
 
 import torch
 
 import _paths  # noqa: F401  (the repository root on sys.path)
-import torch_neuronx
 from torch_neuronx import nki
 import torch_neuronx.nki.isa as nisa
 import torch_neuronx.nki.language as nl
@@ -41,15 +39,25 @@ def matmul_rows(mod, target, dtype, published, label):
     M, K, N = 4096, 8192, 8192
     rows = []
     for name, ms in published:
-        t = time.time()
-        getattr(mod, name)(meta(M, K, dtype=dtype).T, meta(K, N, dtype=dtype))
+        try:
+            getattr(mod, name)(meta(M, K, dtype=dtype).T, meta(K, N, dtype=dtype))
+        except nki.NKIError as e:  # the limit checks refuse this kernel at this size
+            print(f"{label} {name}: refused: {e}", flush=True)
+            continue
         e = nki.last_estimate()
-        rows.append((f"{label} {name}", ms * 1000, e.total_us, e.bottleneck, time.time() - t))
+        rows.append((f"{label} {name}", ms * 1000, e.total_us, e.bottleneck))
+        _print(rows[-1])
     return rows
+
+
+def _print(row):
+    label, pub, est, neck = row
+    print(f"{label:58s} {pub:13.1f} {est:12.1f} {est / pub:6.2f}  {neck}", flush=True)
 
 
 def main():
     from examples.nki import matmul, matmul_nisa
+    print(f"{'figure':58s} {'published us':>13s} {'estimate us':>12s} {'ratio':>6s}  bottleneck", flush=True)
     rows = []
     # F1: matmul tutorial table, trn1, bf16, [4096, 8192] @ [8192, 8192] (Neuron 2.20-2.23 docs)
     rows += matmul_rows(matmul, "trn1", torch.bfloat16, [
@@ -63,10 +71,8 @@ def main():
     os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = "trn2"
     dma_4x4096(meta(4, 4096, dtype=torch.bfloat16))
     first = nki.last_estimate().timeline[0]
-    rows.append(("F4 trn2 dma_copy 32 KiB (engine time)", 1.416, first[3], "dma", 0.0))
-    print(f"{'figure':58s} {'published us':>13s} {'estimate us':>12s} {'ratio':>6s}  bottleneck")
-    for label, pub, est, neck, secs in rows:
-        print(f"{label:58s} {pub:13.1f} {est:12.1f} {est / pub:6.2f}  {neck}")
+    rows.append(("F4 trn2 dma_copy 32 KiB (engine time)", 1.416, first[3], "dma"))
+    _print(rows[-1])
     return rows
 
 

@@ -109,3 +109,24 @@ def test_wrap_nki_eager_and_compiled_with_a_grid():
 
 def test_kernels_on_dtensor_shards(tmp_path):
     launch_ok("nki_dtensor_shards", 2, tmp_path, expect="shards ok")
+
+
+@nki.jit
+def add_into(x, y):
+    """Writes x + y into x (a kernel that mutates its argument)."""
+    nl.store(x, value=nl.add(nl.load(x), nl.load(y)))
+
+
+def test_mutating_kernels_need_nki_op_with_mutates_args():
+    import pytest
+    a, b = _inputs(rows=128)
+    with pytest.raises(torch_neuronx.nki.NKIError, match=r"writes its tensor argument\(s\) \[0\].*mutates_args"):
+        wrap_nki(add_into)(a, b)
+    op = nki_op("nki_test::add_into", add_into, mutates_args={"x"})
+    expected = (a + b).cpu()
+    op(a, b)
+    assert torch.equal(a.cpu(), expected)
+    c, d = _inputs(rows=128)
+    expected = (c + d).cpu()
+    torch.compile(lambda x, y: op(x, y), backend="neuron", fullgraph=True)(c, d)
+    assert torch.equal(c.cpu(), expected)

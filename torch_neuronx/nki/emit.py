@@ -119,7 +119,7 @@ def _check_onchip_partitions(tr, acc: Access, what: str):
 
 def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, dtype=None, kind=SBUF,
          mask=None, accumulate=False, cost=None, make_step=None, keep_src_shapes=False,
-         poison_rule=None) -> Tile:
+         poison_rule=None, direct=None) -> Tile:
     """Records `dst = step_fn(*srcs)` (or `dst += ...` when accumulate) and
     returns the destination tile. `srcs` may hold tiles and scalars; scalars
     are bound into the computation. `shape` defaults to the broadcast of the
@@ -191,13 +191,15 @@ def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, d
         reads = reads + [dst_acc]
     positions = [i for i, a in enumerate(src_acc) if isinstance(a, Access)]
     consts = [None if isinstance(a, Access) else a for a in src_acc]
-    make = make_step or _make_elementwise(step_fn, positions, consts)
+    make = make_step or _make_elementwise(step_fn, positions, consts, direct)
     c = dict(cost or {})
     c.setdefault("shape", dst_acc.shape)
     c.setdefault("dtype", dst_acc.buffer.dtype)
     c.setdefault("src_dtypes", [a.buffer.dtype for a in reads])
     instr = Instr(name, engine, reads, [dst_acc], make, tr.line(), c, accumulate=accumulate,
                   box=box if fresh else None, wmask=m if fresh else None)
+    if direct is not None and box is None:  # fuse.py may batch repeats of this exact elementwise op
+        instr.op_key = (name, direct, tuple(repr(c) for c in consts))
     tr.record(instr, poison_rule)
     if fresh:
         dst.producer = instr
@@ -213,14 +215,23 @@ def _result_dtype(tiles):
     return d
 
 
-def _make_elementwise(fn, positions, consts):
-    """The runtime step of an instruction computing fn(*operands)."""
+_DIRECT_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def _make_elementwise(fn, positions, consts, direct=None):
+    """The runtime step of an instruction computing fn(*operands). `direct`
+    (a PyTorch op taking out=) writes the destination in one call when every
+    tile operand already has the destination's dtype: PyTorch's CPU kernels
+    compute bf16/fp16 in fp32 and round once, as fn does."""
     n = len(consts)
 
     def make(rd, wr, accumulate):
         out = wr[0]
         if accumulate:
             rd = rd[:-1]  # the destination, read by the accumulation itself
+        if (direct is not None and not accumulate and positions and positions[0] == 0 and out.affine is not None
+                and out.mask is None and out.dtype in _DIRECT_DTYPES and all(r.dtype == out.dtype for r in rd)):
+            return _direct_step(direct, positions, consts, rd, out)
 
         def args(env):
             vals = list(consts)
@@ -238,6 +249,33 @@ def _make_elementwise(fn, positions, consts):
         return lambda env: out.put(env, fn(*args(env)))
 
     return make
+
+
+def _direct_step(direct, positions, consts, rd, out):
+    if len(rd) == 2 and positions == [0, 1]:
+        a, b = rd
+        return lambda env: direct(a.get(env), b.get(env), out=out.view(env))
+    if len(rd) == 1 and len(consts) == 2:
+        a, c = rd[0], consts[1]
+        return lambda env: direct(a.get(env), c, out=out.view(env))
+    if len(rd) == 1 and len(consts) == 1:
+        a = rd[0]
+        return lambda env: direct(a.get(env), out=out.view(env))
+
+    def run(env):
+        vals = list(consts)
+        for p, r in zip(positions, rd):
+            vals[p] = r.get(env)
+        direct(*vals, out=out.view(env))
+    return run
+
+
+def check_on_chip(t: Tile, what: str):
+    if not t.access.buffer.kind.on_chip:
+        tr = tracing.require(what)
+        raise tr.error(f"{what}: {t.access.buffer.describe()} is in HBM; engines compute on SBUF/PSUM tiles: "
+                       f"nl.load it first")
+
 
 
 def free_size(shape) -> int:

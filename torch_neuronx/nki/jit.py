@@ -48,6 +48,8 @@ def _is_array(x) -> bool:
 
 
 def _is_fake(t) -> bool:
+    if type(t) is torch.Tensor:
+        return t.device.type == "meta"
     from torch._subclasses.fake_tensor import FakeTensor
     return isinstance(t, FakeTensor) or t.device.type == "meta"
 
@@ -93,31 +95,38 @@ class Kernel:
     # ----------------------------------------------------------------
     def _call(self, grid, *args, **kwargs):
         numpy_in = any(_is_array(a) for a in itertools.chain(args, kwargs.values()))
-        args = [torch.from_numpy(a) if _is_array(a) else a for a in args]
-        kwargs = {k: torch.from_numpy(v) if _is_array(v) else v for k, v in kwargs.items()}
-        flat = list(args) + list(kwargs.values())
-        tensors = [t for t in flat if _is_tensor(t)]
-        device = _common_device(self.__name__, [t for t in tensors if not _is_fake(t)])
-        target = limits.resolve_target(self.platform_target)
-        key = (grid, target, tuple(_signature(a) for a in args), tuple((k, _signature(v)) for k, v in kwargs.items()))
-        plan = self.plans.get(key)
-        if plan is None:
-            with self._lock:
-                plan = self.plans.get(key)
-                if plan is None:
-                    # the trace computes on real (index) tensors, even under fake-tensor or tracing modes
-                    from torch.utils._python_dispatch import _disable_current_modes
-                    with _disable_current_modes():
-                        plan = self._trace(grid, target, args, kwargs)
-                    self.plans[key] = plan
-        _last.estimate = plan.estimate
-        if any(_is_fake(t) for t in tensors):  # shapes only: fake tensors (torch.compile) or meta
-            return _map(plan.outputs, lambda b: _fake_result(b, tensors))
+        if numpy_in:
+            args = [torch.from_numpy(a) if _is_array(a) else a for a in args]
+            kwargs = {k: torch.from_numpy(v) if _is_array(v) else v for k, v in kwargs.items()}
+        tensors = [t for t in itertools.chain(args, kwargs.values()) if isinstance(t, torch.Tensor)]
+        fake = any(_is_fake(t) for t in tensors)
+        device = _common_device(self.__name__, [t for t in tensors if not _is_fake(t)] if fake else tensors)
+        traced = self.traced(grid, args, kwargs)
+        _last.estimate = traced.estimate
+        if fake:  # shapes only: fake tensors (torch.compile) or meta
+            return _map(traced.outputs, lambda b: _fake_result(b, tensors))
         _stats["calls"] += 1
-        out = _execute(plan.plan(), tensors, device)
+        out = _execute(traced.plan(), tensors, device)
         if numpy_in:
             out = _map(out, lambda t: t.numpy())
         return out
+
+    def traced(self, grid, args, kwargs=None) -> "_Traced":
+        """The trace of this call's signature (traced now if it is new)."""
+        kwargs = kwargs or {}
+        target = limits.resolve_target(self.platform_target)
+        key = (grid, target, tuple(_signature(a) for a in args), tuple((k, _signature(v)) for k, v in kwargs.items()))
+        traced = self.plans.get(key)
+        if traced is None:
+            with self._lock:
+                traced = self.plans.get(key)
+                if traced is None:
+                    # the trace computes on real (index) tensors, even under fake-tensor or tracing modes
+                    from torch.utils._python_dispatch import _disable_current_modes
+                    with _disable_current_modes():
+                        traced = self._trace(grid, target, args, kwargs)
+                    self.plans[key] = traced
+        return traced
 
     def _trace(self, grid, target, args, kwargs) -> Plan:
         tr = Trace(self.__name__, target, grid)
@@ -156,6 +165,9 @@ class _Traced:
 
     def __init__(self, trace, outputs, estimate):
         self.trace, self.outputs, self.estimate = trace, outputs, estimate
+        # the tensor arguments (by position among the tensors) the kernel writes
+        self.mutated = sorted({_root(a.buffer).index for ins in trace.instrs for a in ins.writes
+                               if _root(a.buffer).role == "arg"})
         self._plan = None
         self._lock = threading.Lock()
 
@@ -166,6 +178,12 @@ class _Traced:
                     self._plan = Plan(self.trace, self.outputs)
                     self.trace = None
         return self._plan
+
+
+def _root(buf):
+    while buf.parent is not None:
+        buf = buf.parent
+    return buf
 
 
 def _param_names(fn, n):

@@ -20,12 +20,12 @@ import threading
 
 import torch
 
-from . import indexing
+from . import fuse, indexing
 from .trace import Buffer, Trace
 
 
 class Operand:
-    __slots__ = ("id", "shape", "affine", "idx", "mask", "const", "_stride", "_offset", "dtype")
+    __slots__ = ("id", "shape", "affine", "idx", "mask", "const", "_stride", "_offset", "strides", "dtype")
 
     def __init__(self, access):
         buf = access.buffer
@@ -47,7 +47,17 @@ class Operand:
             self.const = self._view(base)
 
     def _view(self, base):
-        return indexing.strided(base, self.affine[0], self.affine[1], self.shape)
+        st = base.stride()
+        if st != self._stride:  # strides are fixed per plan (they are in its signature): computed once
+            offsets, coeffs = self.affine
+            self._offset = sum(o * s for o, s in zip(offsets, st))
+            self._stride = st
+            self.strides = [sum(coeffs[d][k] * st[d] for d in range(len(st))) for k in range(len(self.shape))]
+        return base.as_strided(self.shape, self.strides, base.storage_offset() + self._offset)
+
+    def view(self, env):
+        """The destination view of an affine, unmasked operand."""
+        return self.const if self.const is not None else self._view(env[self.id])
 
     def get(self, env):
         if self.const is not None:
@@ -90,7 +100,6 @@ class Plan:
     def __init__(self, trace: Trace, outputs):
         self.kernel_name = trace.kernel_name
         self.target = trace.target
-        self.instrs = trace.instrs
         self.outputs = outputs  # pytree of Buffer (returned HBM tensors)
         self.buffers = trace.buffers
         self.lock = threading.Lock()
@@ -98,11 +107,20 @@ class Plan:
         self.aliases = [b for b in trace.buffers if b.parent is not None and b.role != "alias"]
         self.fresh = [b for b in trace.buffers if b.role in ("out", "scratch") and b.parent is None]
         self.base_env: list = [None] * len(trace.buffers)
+        self.instrs, self.forwarded = fuse.optimize(trace.instrs)
         self.onchip_bytes = self._allocate_onchip(trace)
         self.steps = []
-        for ins in trace.instrs:
+        for ins in self.instrs:
             rd = [self._operand(a) for a in ins.reads]
             wr = [self._operand(a) for a in ins.writes]
+            if getattr(ins, "forward", False):
+                self.steps.append(fuse.bind_step(rd, wr, False))
+                continue
+            ops = getattr(ins, "operands", None)
+            if ops is not None and ins.name in fuse.MATMULS:  # a merged matmul chain: (stationary, moving)
+                rd = list(ops) + rd[2:]
+            elif ops is not None:  # batched repeats: (reads, writes)
+                rd, wr = ops
             self.steps.append(ins.step(rd, wr, ins.accumulate))
 
     def _allocate_onchip(self, trace) -> int:
@@ -111,7 +129,8 @@ class Plan:
         free: dict = {}
         ending = []
         total = 0
-        onchip = sorted((b for b in trace.buffers if b.role == "onchip"), key=lambda b: b.alloc_seq)
+        onchip = sorted((b for b in trace.buffers if b.role == "onchip" and b.id not in self.forwarded),
+                        key=lambda b: b.alloc_seq)
         for b in onchip:
             ending.sort(key=lambda e: e[0])
             while ending and ending[0][0] < b.alloc_seq:
@@ -132,7 +151,7 @@ class Plan:
 
     def _operand(self, access) -> Operand:
         op = Operand(access)
-        if access.buffer.role in ("onchip", "alias"):
+        if access.buffer.role in ("onchip", "alias") and access.buffer.id not in self.forwarded:
             op.bind_const(self.base_env[access.buffer.id])
         return op
 

@@ -4,7 +4,8 @@
 `nki_op(name, mutates_args=...)` registers a kernel (or a function calling
 kernels) as a `torch.library.custom_op`: schema inferred from the Python
 signature (unannotated parameters without defaults are tensors; a default's
-type types the others; an unannotated return is one tensor), the fake
+type types the others; an unannotated return is one tensor, or nothing when
+the op mutates its arguments), the fake
 implementation is the kernel itself traced on fake tensors (tracing needs
 only shapes), and training adds `op.register_autograd(backward, ...)`.
 
@@ -28,6 +29,7 @@ import threading
 
 import torch
 
+from .errors import NKIError
 from .jit import Kernel
 
 _lock = threading.Lock()
@@ -61,7 +63,7 @@ def _local_shards(args, kwargs):
 
 
 # ---------------------------------------------------------------- nki_op
-def _typed_signature(fn) -> inspect.Signature:
+def _typed_signature(fn, mutates: bool = False) -> inspect.Signature:
     sig = inspect.signature(fn)
     params = []
     for p in sig.parameters.values():
@@ -76,7 +78,7 @@ def _typed_signature(fn) -> inspect.Signature:
         params.append(p.replace(annotation=ann))
     ret = sig.return_annotation
     if ret is inspect.Signature.empty:
-        ret = torch.Tensor
+        ret = None if mutates else torch.Tensor
     return sig.replace(parameters=params, return_annotation=ret)
 
 
@@ -105,7 +107,7 @@ def nki_op(name: str, fn=None, *, mutates_args=(), device_types=None, schema=Non
 
         def impl(*args, **kwargs):
             return f(*args, **kwargs)
-        impl.__signature__ = _typed_signature(py)
+        impl.__signature__ = _typed_signature(py, bool(mutates_args))
         impl.__name__ = getattr(py, "__name__", "nki_kernel")
         impl.__annotations__ = {}
         op = torch.library.custom_op(name, impl, mutates_args=mutates_args, device_types=device_types,
@@ -136,15 +138,23 @@ def _value_key(v) -> str:
 def nki_call(spec: str, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
     """Runs the kernel `spec` names (wrap_nki) on `inputs`; returns its
     outputs as a list (fresh tensors, never an input)."""
-    kernel, grid, template = _decode(spec)
-    out = kernel[grid](*_rebuild(template, inputs))
-    return _as_list(out, inputs)
+    return _run_functional(spec, inputs)
 
 
 @nki_call.register_fake
 def _(spec, inputs):
+    return _run_functional(spec, inputs)
+
+
+def _run_functional(spec, inputs):
     kernel, grid, template = _decode(spec)
-    return _as_list(kernel[grid](*_rebuild(template, inputs)), inputs)
+    args = _rebuild(template, inputs)
+    mutated = kernel.traced(grid, args).mutated
+    if mutated:
+        raise NKIError(f"wrap_nki runs kernels as functions, but '{kernel.__name__}' writes its tensor argument(s) "
+                       f"{mutated} (by position among its tensors): register it with "
+                       f"torch_neuronx.nki_op(name, mutates_args=...) so PyTorch knows", kernel=kernel.__name__)
+    return _as_list(kernel[grid](*args), inputs)
 
 
 def _as_list(out, inputs):
