@@ -60,6 +60,7 @@ bench: build
 	$(PY) benchmarks/collectives.py
 	$(PY) benchmarks/compile.py
 	$(PY) benchmarks/hf_workloads.py
+	$(PY) benchmarks/nki.py
 
 sweep: build
 	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv

@@ -84,11 +84,13 @@ def test_layernorm_tutorial(version):
 @pytest.mark.parametrize("causal", [False, True])
 def test_fused_self_attention_forward(causal):
     torch.manual_seed(0)
-    q, k, v = (torch.rand(1024, 64) for _ in range(3))
+    seqlen = 1024 if causal else 4096  # the tutorial's size and tolerance; the causal mask is our addition
+    q, k, v = (torch.rand(seqlen, 64) for _ in range(3))
     out = attention.fused_self_attn_for_SD_small_head_size(q.neuron(), k.neuron(), v.neuron(),
                                                            use_causal_mask=causal)
     # the kernel's mixed precision: bf16 matmul operands, so bf16 rounding of v shows in rows that average few values
-    torch.testing.assert_close(out.cpu(), attention.reference(q, k, v, causal), rtol=1e-2, atol=4e-3)
+    tol = dict(rtol=1e-2, atol=4e-3) if causal else dict(rtol=1e-3, atol=1e-5)
+    torch.testing.assert_close(out.cpu(), attention.reference(q, k, v, causal), **tol)
     e = _estimate()
     assert e.instructions["tensor"] > 0 and e.instructions["scalar"] > 0
 
