@@ -534,44 +534,10 @@ def nki_matmul_fully_optimized_(
 
 
 # ---------------------------------------------------------------------------
-# Test driver (ours, not AWS code), after matrix_multiplication_torch.py.
+# Test driver (ours, not AWS code): examples/nki/matmul_driver.py.
 # ---------------------------------------------------------------------------
 
-def reference(lhsT, rhs):
-  """lhsT.T @ rhs with float32 accumulation, rounded once to the inputs' dtype."""
-  import torch
-  return torch.matmul(lhsT.T.float(), rhs.float()).to(lhsT.dtype)
-
-
-def main():
-  import torch
-  import torch_neuronx
-
-  torch.manual_seed(0)
-  device = "neuron"
-
-  # Test the small workload with basic kernel (tutorial: lhs (64, 128), rhs (128, 512), bf16)
-  lhs_small = torch.rand((64, 128), dtype=torch.bfloat16)
-  rhs_small = torch.rand((128, 512), dtype=torch.bfloat16)
-  output_small = nki_matmul_basic_(lhs_small.to(device).T, rhs_small.to(device))
-  torch.testing.assert_close(output_small.cpu(), reference(lhs_small.T, rhs_small),
-                             atol=1e-4, rtol=1e-2)
-  print("nki_matmul_basic_: NKI and Torch match")
-  print(torch_neuronx.nki.last_estimate())
-
-  # Test the large workload with tiled kernels (tutorial: lhs (4096, 1024), rhs (1024, 2048), bf16)
-  lhs = torch.rand((4096, 1024), dtype=torch.bfloat16)
-  rhs = torch.rand((1024, 2048), dtype=torch.bfloat16)
-  output_torch = reference(lhs.T, rhs)
-  lhs_dev, rhs_dev = lhs.to(device), rhs.to(device)
-
-  for nki_func in (nki_matmul_tiled_, nki_matmul_hoist_load_,
-                   nki_matmul_block_free_dimension_, nki_matmul_fully_optimized_):
-    output = nki_func(lhs_dev.T, rhs_dev)
-    torch.testing.assert_close(output.cpu(), output_torch, atol=1e-4, rtol=1e-2)
-    print(f"{getattr(nki_func, '__name__', nki_func)}: NKI and Torch match")
-    print(torch_neuronx.nki.last_estimate())
-
-
 if __name__ == "__main__":
-  main()
+  import sys
+  from examples.nki import matmul_driver
+  matmul_driver.main(sys.modules[__name__])
