@@ -209,3 +209,26 @@ def test_import_nki_steps_aside_for_awss_package(tmp_path):
         print("aws")
     """, tmp_path)
     assert r.returncode == 0 and "aws" in r.stdout, r.stderr
+
+
+def test_grid_loops_ds_and_hbm_scratch():
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((nl.num_programs(0) * 128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+        scratch = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.private_hbm)
+        p = nl.program_id(0)
+        acc = nl.zeros((128, 64), dtype=nl.float32)
+        for j in nl.static_range(2):
+            acc += nl.load(x[nl.ds(p * 128, 128), nl.ds(j * 64, 64)])
+        nl.store(scratch, value=acc)                        # round trip through HBM scratch
+        back = nl.load(scratch)
+        nl.store(out[nl.ds(p * 128, 128), :], value=nl.multiply(back, float(nl.program_ndim())))
+        return out
+    x = torch.randn(384, 128)
+    got = k[3](x.neuron()).cpu()
+    torch.testing.assert_close(got, x[:, :64] + x[:, 64:])
+
+
+def test_kernels_run_where_the_host_cannot_address_device_memory():
+    from helpers.processes import run_ok
+    assert "nki round trip ok" in run_ok("host_staged", "nki_kernel_round_trip", timeout=120)

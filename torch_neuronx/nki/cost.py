@@ -57,10 +57,6 @@ class Estimate:
                 f"{self.flops} matmul FLOPs")
 
 
-def _free(shape) -> int:
-    return math.prod(shape[1:]) if len(shape) > 1 else 1
-
-
 def instruction_time(ins, core: trainium.NeuronCore):
     """(engine, seconds of engine time, DMA engines used) for one instruction."""
     c = ins.cost
@@ -72,12 +68,13 @@ def instruction_time(ins, core: trainium.NeuronCore):
         return eng, cycles / core.tensor_clock_hz, 0
     if eng == "dma":
         shape = c.get("shape", (1,))
-        parts = shape[0] if shape else 1
+        parts = c.get("partitions", shape[0] if shape else 1)
         engines = max(1, min(core.dma_engines, math.ceil(parts / core.partitions_per_dma_engine)))
         nbytes = c.get("bytes", 0)
         return eng, nbytes / engines / core.dma_bytes_per_s_per_engine, engines
     shape = c.get("shape", (1,))
-    n = c["elements"] // max(shape[0] if shape else 1, 1) if "elements" in c else _free(shape)
+    parts = max(c.get("partitions", shape[0] if shape else 1), 1)
+    n = c["elements"] // parts if "elements" in c else math.prod(shape) // parts
     if eng == "vector":
         tiles = [a for a in ins.reads if a.buffer.kind.on_chip]
         if ins.name == "bn_aggr":

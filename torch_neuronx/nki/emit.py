@@ -194,6 +194,8 @@ def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, d
     make = make_step or _make_elementwise(step_fn, positions, consts, direct)
     c = dict(cost or {})
     c.setdefault("shape", dst_acc.shape)
+    # partitions of the instruction: a whole block-dimension buffer spreads over its par_dim, a tile over its first axis
+    c.setdefault("partitions", dst_acc.buffer.partitions if dst_acc.identity else (dst_acc.shape[0] if dst_acc.shape else 1))
     c.setdefault("dtype", dst_acc.buffer.dtype)
     c.setdefault("src_dtypes", [a.buffer.dtype for a in reads])
     instr = Instr(name, engine, reads, [dst_acc], make, tr.line(), c, accumulate=accumulate,
