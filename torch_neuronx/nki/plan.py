@@ -10,8 +10,9 @@ every tile operation is one vectorised PyTorch call on whole tiles.
 Operands: an access that is affine in its tile coordinates is a strided view
 (`as_strided`) of its buffer: built once for on-chip buffers, per call for HBM
 ones (their tensors change). Any other access is a gather (read) or
-`index_put_` (write) with precomputed indices. A masked write merges with
-`torch.where`.
+`index_put_` (write) with precomputed indices; a masked write scatters only
+the elements its mask selects. A result of lower rank than its destination
+keeps its first axis on the partitions ((P,) is written as (P, 1)).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import threading
 
 import torch
 
-from . import fuse, indexing
-from .trace import Buffer, Trace
+from . import fuse
+from .trace import Trace
 
 
 class Operand:
@@ -67,9 +68,13 @@ class Operand:
             return self._view(base)
         return base[self.idx]
 
-    def put(self, env, value):
+    def _aligned(self, value):
         if isinstance(value, torch.Tensor) and 0 < value.dim() < len(self.shape):
-            value = value.reshape(tuple(value.shape) + (1,) * (len(self.shape) - value.dim()))  # (P,) is (P, 1)
+            return value.reshape(tuple(value.shape) + (1,) * (len(self.shape) - value.dim()))  # (P,) is (P, 1)
+        return value
+
+    def put(self, env, value):
+        value = self._aligned(value)
         if self.affine is not None:
             view = self.const if self.const is not None else self._view(env[self.id])
             view.copy_(value)
@@ -84,6 +89,7 @@ class Operand:
 
     def acc(self, env, value):
         """Adds value into the operand (PSUM accumulation, `+=`)."""
+        value = self._aligned(value)
         if self.affine is not None:
             view = self.const if self.const is not None else self._view(env[self.id])
             if view.dtype == torch.float32 and value.dtype == torch.float32:
@@ -183,6 +189,3 @@ class Plan:
             except Exception as e:
                 ins = self.instrs[i]
                 raise RuntimeError(f"NKI kernel '{self.kernel_name}': {ins.name} at {ins.line} failed: {e}") from e
-
-    def output_buffers(self) -> list[Buffer]:
-        return [b for b in self.fresh if b.role == "out"]
