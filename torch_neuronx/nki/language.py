@@ -240,8 +240,9 @@ def _assign(target: Tile, value):
         _fill(target, value.item() if hasattr(value, "item") else value)
         return
     value = as_tile(value, "assigned value")
-    if value.updated and value.access.buffer is target.access.buffer and value.shape == target.shape:
-        value.updated = False  # `t[idx] += x` already wrote t[idx]; Python's store-back is no instruction
+    if (value.updated is not None and tr.instrs and tr.instrs[-1] is value.updated
+            and value.access.buffer is target.access.buffer and value.shape == target.shape):
+        value.updated = None  # `t[idx] += x` just wrote t[idx]; Python's store-back is no instruction
         return
     tkind, vkind = target.access.buffer.kind, value.access.buffer.kind
     if not tkind.on_chip:
@@ -270,6 +271,11 @@ def _inplace(name, target: Tile, value):
     """`target += value` (and -=, *=, /=). `+=` is an accumulation: allowed
     across affine_range iterations (PSUM accumulation of matmuls)."""
     tr = _tracing.require("in-place tile update")
+    _inplace_op(tr, name, target, value)
+    target.updated = tr.instrs[-1] if tr.instrs else None
+
+
+def _inplace_op(tr, name, target: Tile, value):
     _check_on_chip(target, f"tile {name}")
     if name == "add" and isinstance(value, Tile):
         prod = value.producer

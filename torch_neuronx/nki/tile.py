@@ -111,7 +111,7 @@ class Tile:
         self.access = access
         self.producer = producer  # the Instr that made this temporary, until something reads it
         self.used = False
-        self.updated = False  # set by `t[...] += x`, whose store-back `t[...] = t` is then no copy
+        self.updated = None  # the instruction of `t[...] += x`: Python's store-back `t[...] = t` right after is no copy
         access.buffer.tiles += 1
 
     def __del__(self):
@@ -206,7 +206,6 @@ class Tile:
         def method(self, other):
             from . import language
             language._inplace(name, self, other)
-            self.updated = True
             return self
         return method
 
