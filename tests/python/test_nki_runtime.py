@@ -232,3 +232,18 @@ def test_grid_loops_ds_and_hbm_scratch():
 def test_kernels_run_where_the_host_cannot_address_device_memory():
     from helpers.processes import run_ok
     assert "nki round trip ok" in run_ok("host_staged", "nki_kernel_round_trip", timeout=120)
+
+
+@pytest.mark.parametrize("call", ["dropout", "rand", "isa"])
+def test_unsupported_parts_say_so(call):
+    @nki.jit
+    def k(x):
+        t = nl.load(x)
+        if call == "dropout":
+            nl.dropout(t, 0.1)
+        elif call == "rand":
+            nl.rand((128, 4), dtype=nl.float32)
+        else:
+            nisa.tensor_tensor_scan(t, t, 0.0, np.add, np.add)
+    with pytest.raises(nki.NKIError, match="not supported"):
+        k(torch.zeros(128, 4, device="neuron"))

@@ -324,6 +324,12 @@ def device_print(prefix, x, **kwargs):
     tr.record(Instr("device_print", "none", [x.access], [], make, tr.line()))
 
 
-def dropout(x, rate, **kwargs):
-    raise NKIError("nl.dropout is not supported yet: it needs the device RNG inside kernels; apply "
-                   "torch.nn.functional.dropout outside the kernel")
+def _no_rng(name):
+    def refuse(*args, **kwargs):
+        raise NKIError(f"nl.{name} is not supported yet: it needs the device RNG inside kernels; draw random "
+                       f"numbers with PyTorch outside the kernel (torch.rand, torch.nn.functional.dropout)")
+    refuse.__name__ = name
+    return refuse
+
+
+dropout, rand, random_seed = _no_rng("dropout"), _no_rng("rand"), _no_rng("random_seed")
