@@ -180,7 +180,7 @@ def _continues(chain, blocks) -> bool:
 def _operand(buffer_id, dtype, shape, offsets, coeffs):
     from .plan import Operand
     op = Operand.__new__(Operand)
-    op.id, op.dtype, op.mask, op.idx, op.const, op._stride = buffer_id, dtype, None, None, None, None
+    op.id, op.dtype, op.mask, op.idx, op.const, op._stride, op.cache_key = buffer_id, dtype, None, None, None, None, None
     op.shape, op.affine = tuple(shape), (offsets, coeffs)
     return op
 

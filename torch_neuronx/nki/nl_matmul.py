@@ -32,12 +32,8 @@ def matmul_step(rd, wr, accumulate):
     out = wr[0]
 
     def run(env):
-        a = a_op.get(env)
-        b = b_op.get(env)
-        if a.dtype != torch.float32:
-            a = a.float()
-        if b.dtype != torch.float32:
-            b = b.float()
+        a = a_op.fp32(env, a_op.get(env))
+        b = b_op.fp32(env, b_op.get(env))
         view = out.const
         if view is not None and view.dtype == torch.float32:
             if accumulate:

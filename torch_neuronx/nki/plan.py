@@ -26,7 +26,8 @@ from .trace import Trace
 
 
 class Operand:
-    __slots__ = ("id", "shape", "affine", "idx", "mask", "const", "_stride", "_offset", "strides", "dtype")
+    __slots__ = ("id", "shape", "affine", "idx", "mask", "const", "_stride", "_offset", "strides", "dtype",
+                 "cache_key")
 
     def __init__(self, access):
         buf = access.buffer
@@ -41,6 +42,19 @@ class Operand:
         self.idx = None if self.affine else tuple(a.expand(self.shape).contiguous() for a in arrays)
         self.const = None
         self._stride = None
+        self.cache_key = None  # set by the plan when the operand reads an HBM tensor the kernel never writes
+
+    def fp32(self, env, t):
+        """t (this operand's value) in fp32; a read-only HBM view converts once per call."""
+        if t.dtype == torch.float32:
+            return t
+        if self.cache_key is None:
+            return t.float()
+        cache = env[-1]
+        c = cache.get(self.cache_key)
+        if c is None:
+            c = cache[self.cache_key] = t.float()
+        return c
 
     def bind_const(self, base: torch.Tensor):
         """Fixes the view when the buffer's tensor never changes (on-chip)."""
@@ -100,6 +114,12 @@ class Operand:
         self.put(env, self.get(env).float() + value.float())
 
 
+def _root(buf):
+    while buf.parent is not None:
+        buf = buf.parent
+    return buf
+
+
 class Plan:
     """The replayable form of one trace."""
 
@@ -114,6 +134,7 @@ class Plan:
         self.fresh = [b for b in trace.buffers if b.role in ("out", "scratch") and b.parent is None]
         self.base_env: list = [None] * len(trace.buffers)
         self.instrs, self.forwarded = fuse.optimize(trace.instrs)
+        self.written = {_root(a.buffer).id for ins in self.instrs for a in ins.writes}
         self.onchip_bytes = self._allocate_onchip(trace)
         self.steps = []
         for ins in self.instrs:
@@ -124,7 +145,7 @@ class Plan:
                 continue
             ops = getattr(ins, "operands", None)
             if ops is not None and ins.name in fuse.MATMULS:  # a merged matmul chain: (stationary, moving)
-                rd = list(ops) + rd[2:]
+                rd = [self._keyed(op) for op in ops] + rd[2:]
             elif ops is not None:  # batched repeats: (reads, writes)
                 rd, wr = ops
             self.steps.append(ins.step(rd, wr, ins.accumulate))
@@ -159,6 +180,15 @@ class Plan:
         op = Operand(access)
         if access.buffer.role in ("onchip", "alias") and access.buffer.id not in self.forwarded:
             op.bind_const(self.base_env[access.buffer.id])
+        return self._keyed(op)
+
+    def _keyed(self, op: Operand) -> Operand:
+        """Gives an operand over an HBM tensor the kernel never writes a key
+        under which a call keeps its fp32 conversion (matmuls reuse blocks)."""
+        root = _root(self.buffers[op.id])
+        if op.affine is not None and not root.kind.on_chip and root.id not in self.written:
+            offsets, coeffs = op.affine
+            op.cache_key = (op.id, tuple(offsets), tuple(tuple(r) for r in coeffs), tuple(op.shape))
         return op
 
     def bind(self, args: list, new_tensor) -> list:
@@ -178,6 +208,7 @@ class Plan:
                 from .errors import NKIError
                 raise NKIError(f"{b.describe()}: reshaping a {list(parent.shape)} tensor with strides "
                                f"{list(parent.stride())} needs a copy; pass a contiguous tensor") from e
+        env.append({})  # env[-1]: this call's fp32 conversions of read-only HBM views (Operand.fp32)
         return env
 
     def run(self, env):
