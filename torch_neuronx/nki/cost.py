@@ -100,9 +100,7 @@ class _Times:
         self.state: dict = {}
 
     def _tensors(self, buf):
-        root = buf
-        while root.parent is not None:
-            root = root.parent
+        root = buf.root()
         st = self.state.get(root.id)
         if st is None:
             st = self.state[root.id] = ((torch.zeros(root.shape, dtype=torch.float64),

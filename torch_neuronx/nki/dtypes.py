@@ -79,6 +79,3 @@ def weak(value) -> torch.dtype:
         return torch.int32
     return torch.float32
 
-
-def itemsize(dtype: torch.dtype) -> int:
-    return torch.empty((), dtype=dtype).element_size()

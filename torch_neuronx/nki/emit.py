@@ -58,6 +58,11 @@ def is_scalar(x) -> bool:
                                                  and getattr(x, "ndim", 0) == 0)
 
 
+def dma_cost(src, dst=None) -> dict:
+    """The cost record of a DMA moving src (to dst): its bytes at the wider of the two dtypes."""
+    return {"bytes": math.prod(src.shape) * max(src.dtype.itemsize, (src if dst is None else dst).dtype.itemsize)}
+
+
 def as_tile(x, what="operand") -> Tile:
     if isinstance(x, Tile):
         return x
@@ -279,6 +284,3 @@ def check_on_chip(t: Tile, what: str):
                        f"nl.load it first")
 
 
-
-def free_size(shape) -> int:
-    return math.prod(shape[1:]) if len(shape) > 1 else 1

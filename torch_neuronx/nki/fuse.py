@@ -27,12 +27,6 @@ _STORES = ("store", "dma_copy")
 MATMULS = _MATMULS = ("matmul", "nc_matmul")
 
 
-def _root(buf):
-    while buf.parent is not None:
-        buf = buf.parent
-    return buf
-
-
 def _plain(acc) -> bool:
     return acc.mask is None and acc.affine() is not None
 
@@ -41,16 +35,16 @@ def _uses(instrs):
     writes, reads = {}, {}
     for i, ins in enumerate(instrs):
         for a in ins.writes:
-            writes.setdefault(_root(a.buffer).id, []).append(i)
+            writes.setdefault(a.buffer.root().id, []).append(i)
         for a in ins.reads:
-            reads.setdefault(_root(a.buffer).id, []).append(i)
+            reads.setdefault(a.buffer.root().id, []).append(i)
     return writes, reads
 
 
 def _touches(instrs, lo, hi, buf_id, writes_only=True) -> bool:
     for ins in instrs[lo + 1:hi]:
         accs = ins.writes if writes_only else ins.writes + ins.reads
-        if any(_root(a.buffer).id == buf_id for a in accs):
+        if any(a.buffer.root().id == buf_id for a in accs):
             return True
     return False
 
@@ -70,7 +64,7 @@ def forward_stores(instrs):
         p = writes[buf.id][0]
         prod = instrs[p]
         if (prod.accumulate or prod.wmask is not None or len(prod.writes) != 1 or not prod.writes[0].is_whole()
-                or tuple(dst.shape) != tuple(buf.shape) or _touches(instrs, p, i, _root(dst.buffer).id, False)):
+                or tuple(dst.shape) != tuple(buf.shape) or _touches(instrs, p, i, dst.buffer.root().id, False)):
             continue
         prod.writes = [dst]
         drop.add(i)
@@ -91,7 +85,7 @@ def forward_loads(instrs) -> set:
                 or tuple(src.shape) != tuple(buf.shape)):
             continue
         last = max(reads.get(buf.id, [i]))
-        if _touches(instrs, i, last + 1, _root(src.buffer).id):
+        if _touches(instrs, i, last + 1, src.buffer.root().id):
             continue
         ins.forward = True
         forwarded.add(buf.id)
@@ -243,7 +237,7 @@ def merge_repeats(instrs):
 
 
 def _overlaps(w, r) -> bool:
-    return _root(w.buffer) is _root(r.buffer)
+    return w.buffer.root() is r.buffer.root()
 
 
 def optimize(instrs):

@@ -9,7 +9,7 @@ import torch
 from . import dtypes as _dt
 from . import language as nl
 from . import trace as _tracing
-from .emit import as_tile, emit, f32, new_tile
+from .emit import as_tile, dma_cost, emit, f32, new_tile
 from .errors import NKIError, NKIUnsupported
 from .indexing import IndexExpr
 from .isa_args import _REQ, _binary_fn, _name, _need, _out_dtype, _split, dge_mode, engine, oob_mode
@@ -110,7 +110,7 @@ def dma_copy(*args, **kwargs):
     emit("dma_copy", "dma", (lambda a: f32(fn(a))) if rmw is not None else fn, [src], dst=dst,
          mask=d.get("mask"), accumulate=rmw is not None,
          keep_src_shapes=tuple(src.shape) != tuple(dst.shape),
-         cost={"bytes": math.prod(src.shape) * max(src.dtype.itemsize, dst.dtype.itemsize)})
+         cost=dma_cost(src, dst))
     return dst
 
 
@@ -125,4 +125,4 @@ def dma_transpose(*args, **kwargs):
     return emit("dma_transpose", "dma", lambda a: a.permute(axes), [src], dst=d.get("dst"), shape=shape,
                 dtype=_out_dtype(d, src), keep_src_shapes=True,
                 poison_rule=lambda ps: ps[0].permute(axes),
-                cost={"bytes": math.prod(src.shape) * src.dtype.itemsize})
+                cost=dma_cost(src))

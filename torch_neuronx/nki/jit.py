@@ -77,8 +77,7 @@ class Kernel:
     def __init__(self, fn, platform_target=None, **options):
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self.platform_target = platform_target
-        self.options = options
+        self.platform_target = platform_target  # other options of AWS's nki.jit (mode, ...) change nothing here
         self.plans: dict = {}
         self.trace_count = 0
         self._lock = threading.Lock()
@@ -106,7 +105,7 @@ class Kernel:
         if fake:  # shapes only: fake tensors (torch.compile) or meta
             return _map(traced.outputs, lambda b: _fake_result(b, tensors))
         _stats["calls"] += 1
-        out = _execute(traced.plan(), tensors, device)
+        out = _execute(traced.plan(), tensors, device, traced.mutated)
         if numpy_in:
             out = _map(out, lambda t: t.numpy())
         return out
@@ -166,8 +165,8 @@ class _Traced:
     def __init__(self, trace, outputs, estimate):
         self.trace, self.outputs, self.estimate = trace, outputs, estimate
         # the tensor arguments (by position among the tensors) the kernel writes
-        self.mutated = sorted({_root(a.buffer).index for ins in trace.instrs for a in ins.writes
-                               if _root(a.buffer).role == "arg"})
+        self.mutated = sorted({a.buffer.root().index for ins in trace.instrs for a in ins.writes
+                               if a.buffer.root().role == "arg"})
         self._plan = None
         self._lock = threading.Lock()
 
@@ -178,12 +177,6 @@ class _Traced:
                     self._plan = Plan(self.trace, self.outputs)
                     self.trace = None
         return self._plan
-
-
-def _root(buf):
-    while buf.parent is not None:
-        buf = buf.parent
-    return buf
 
 
 def _param_names(fn, n):
@@ -241,38 +234,31 @@ def _map(x, fn):
     return fn(x)
 
 
-def _execute(plan: Plan, tensors, device):
-    """Runs a plan on the arguments' memory; returns the outputs."""
+def _execute(plan: Plan, tensors, device, mutated):
+    """Runs a plan on the arguments' memory; returns the outputs. CPU tensors
+    (the simulator) are used as they are; neuron tensors through host views of
+    their device memory, after the current stream's work that produced them,
+    or, where the host cannot address the device, through staged copies of
+    which the written ones (outputs, `mutated` arguments) are copied back."""
+    if device is None:
+        view, staged = (lambda t: t), False
+    else:
+        import torch_neuronx._C as _C
+        _C._wait_for_producers(device.index)
+        staged = not _C._host_addressable(device.index)
+        view = (lambda t: t.cpu()) if staged else _C._host_view
     fresh: dict = {}
-    if device is None:  # CPU tensors: the simulator
-        def new(b):
-            t = torch.empty(b.shape, dtype=b.dtype)
-            fresh[b.id] = t
-            return t
-        env = plan.bind(tensors, new)
-        plan.run(env)
-        return _map(plan.outputs, lambda b: _result(b, fresh, tensors))
-
-    import torch_neuronx._C as _C
-    index = device.index
-    _C._wait_for_producers(index)
-    if _C._host_addressable(index):
-        host = [_C._host_view(t) for t in tensors]
-        staged = []
-    else:  # a driver without host access: stage the bytes, copy written arguments back
-        host = [t.cpu() for t in tensors]
-        staged = [(i, t) for i, t in enumerate(tensors)]
 
     def new(b):
-        t = torch.empty(b.shape, dtype=b.dtype, device=device)
-        fresh[b.id] = t
-        return _C._host_view(t) if not staged else t.cpu()
+        t = fresh[b.id] = torch.empty(b.shape, dtype=b.dtype, device=device)
+        return view(t)
 
+    host = [view(t) for t in tensors]
     env = plan.bind(host, new)
     plan.run(env)
     if staged:
-        for i, t in staged:
-            t.copy_(host[i])
+        for i in mutated:
+            tensors[i].copy_(host[i])
         for bid, t in fresh.items():
             t.copy_(env[bid])
     return _map(plan.outputs, lambda b: _result(b, fresh, tensors))

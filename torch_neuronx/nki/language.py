@@ -20,7 +20,8 @@ from . import dtypes as _dt
 from . import trace as _tracing
 from .dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
                      int64, tfloat32, uint8, uint16, uint32)
-from .emit import as_tile, check_on_chip as _check_on_chip, emit, f32, is_scalar, new_buffer, new_tile, partition_aligned
+from .emit import (as_tile, check_on_chip as _check_on_chip, dma_cost, emit, f32, is_scalar, new_buffer, new_tile,
+                   partition_aligned)
 from .errors import NKIError
 from .indexing import IndexExpr, arange, ds, mgrid  # noqa: F401
 from .tile import Access, Tile
@@ -175,15 +176,11 @@ def _require_kind(t: Tile, kinds, what, role):
 _HBMS = (HBM, SHARED_HBM, PRIVATE_HBM)
 
 
-def _dma_cost(a, b=None):
-    return {"bytes": math.prod(a.shape) * builtins.max(a.dtype.itemsize, (a if b is None else b).dtype.itemsize)}
-
-
 def load(src, mask=None, dtype=None, **kwargs) -> Tile:
     src = as_tile(src, "nl.load source")
     _require_kind(src, _HBMS, "nl.load", "source")
     out_dtype = _dt.to_torch(dtype) if dtype is not None else src.dtype
-    return emit("load", "dma", lambda x: x, [src], dtype=out_dtype, mask=mask, cost=_dma_cost(src))
+    return emit("load", "dma", lambda x: x, [src], dtype=out_dtype, mask=mask, cost=dma_cost(src))
 
 
 def store(dst, value, mask=None, **kwargs):
@@ -195,24 +192,18 @@ def store(dst, value, mask=None, **kwargs):
     _require_kind(value, (SBUF, PSUM), "nl.store", "value")
     if value.access.buffer.kind is PSUM:  # DMA cannot read PSUM: the compiler copies to SBUF first
         value = copy(value)
-    emit("store", "dma", lambda x: x, [value], dst=dst, mask=mask, cost=_dma_cost(value, dst))
+    emit("store", "dma", lambda x: x, [value], dst=dst, mask=mask, cost=dma_cost(value, dst))
 
 
 def load_transpose2d(src, mask=None, dtype=None, **kwargs) -> Tile:
     src = as_tile(src, "nl.load_transpose2d source")
     _require_kind(src, _HBMS, "nl.load_transpose2d", "source")
     if src.ndim != 2:
-        raise _tracing.require("load").error(f"nl.load_transpose2d takes a 2-D tensor, got shape {list(src.shape)}")
+        raise _tracing.require("nl.load_transpose2d").error(
+            f"nl.load_transpose2d takes a 2-D tensor, got shape {list(src.shape)}")
     out_dtype = _dt.to_torch(dtype) if dtype is not None else src.dtype
-    t = _as_view(src, src.access[...], swap=True)
-    return emit("load_transpose2d", "dma", lambda x: x, [t], dtype=out_dtype, mask=mask, cost=_dma_cost(src))
-
-
-def _as_view(t: Tile, acc: Access, swap=False) -> Tile:
-    if swap:
-        arrays = [a.expand(acc.shape).transpose(0, 1) for a in acc.arrays]
-        acc = Access(acc.buffer, arrays, (acc.shape[1], acc.shape[0]))
-    return Tile(acc)
+    return emit("load_transpose2d", "dma", lambda x: x, [Tile(src.access.transposed())], dtype=out_dtype, mask=mask,
+                cost=dma_cost(src))
 
 
 def copy(src, mask=None, dtype=None, **kwargs) -> Tile:

@@ -114,12 +114,6 @@ class Operand:
         self.put(env, self.get(env).float() + value.float())
 
 
-def _root(buf):
-    while buf.parent is not None:
-        buf = buf.parent
-    return buf
-
-
 class Plan:
     """The replayable form of one trace."""
 
@@ -134,7 +128,7 @@ class Plan:
         self.fresh = [b for b in trace.buffers if b.role in ("out", "scratch") and b.parent is None]
         self.base_env: list = [None] * len(trace.buffers)
         self.instrs, self.forwarded = fuse.optimize(trace.instrs)
-        self.written = {_root(a.buffer).id for ins in self.instrs for a in ins.writes}
+        self.written = {a.buffer.root().id for ins in self.instrs for a in ins.writes}
         self.onchip_bytes = self._allocate_onchip(trace)
         self.steps = []
         for ins in self.instrs:
@@ -185,7 +179,7 @@ class Plan:
     def _keyed(self, op: Operand) -> Operand:
         """Gives an operand over an HBM tensor the kernel never writes a key
         under which a call keeps its fp32 conversion (matmuls reuse blocks)."""
-        root = _root(self.buffers[op.id])
+        root = self.buffers[op.id].root()
         if op.affine is not None and not root.kind.on_chip and root.id not in self.written:
             offsets, coeffs = op.affine
             op.cache_key = (op.id, tuple(offsets), tuple(tuple(r) for r in coeffs), tuple(op.shape))

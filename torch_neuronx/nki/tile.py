@@ -49,8 +49,10 @@ class Access:
     def masked(self, mask):
         return Access(self.buffer, self.arrays, self.shape, mask)
 
-    def full_indices(self):
-        return [a.expand(self.shape) for a in self.arrays]
+    def transposed(self) -> "Access":
+        """The 2-D access with its two axes swapped."""
+        arrays = [a.expand(self.shape).transpose(0, 1) for a in self.arrays]
+        return Access(self.buffer, arrays, (self.shape[1], self.shape[0]))
 
     def gather(self, t: torch.Tensor) -> torch.Tensor:
         """The elements of `t` (a tensor shaped like the buffer) this access
@@ -68,7 +70,7 @@ class Access:
         if aff is not None:
             indexing.strided(t, aff[0], aff[1], self.shape).copy_(value)
             return
-        idx = self.full_indices()
+        idx = [a.expand(self.shape) for a in self.arrays]
         if self.mask is not None:
             m = self.mask.expand(self.shape)
             idx = [i[m] for i in idx]

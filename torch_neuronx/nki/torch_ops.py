@@ -30,7 +30,7 @@ import threading
 import torch
 
 from .errors import NKIError
-from .jit import Kernel
+from .jit import Kernel, _grid_tuple
 
 _lock = threading.Lock()
 _kernels: list = []  # wrap_nki registry: id -> kernel
@@ -193,8 +193,7 @@ class NkiCaller:
         functools.update_wrapper(self, self.kernel.fn)
 
     def __getitem__(self, grid):
-        grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
-        return functools.partial(self._run, grid)
+        return functools.partial(self._run, _grid_tuple(grid))
 
     def __call__(self, *args):
         return self._run((), *args)

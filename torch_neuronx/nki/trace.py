@@ -31,9 +31,16 @@ from .errors import NKIError
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _local = threading.local()
-_ITEMSIZE = {d: torch.empty((), dtype=d).element_size() for d in (
-    torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2, torch.int8, torch.int16,
-    torch.int32, torch.int64, torch.uint8, torch.uint16, torch.uint32, torch.bool, torch.float64)}
+
+
+def _ours(code) -> bool:
+    return os.path.dirname(os.path.abspath(code.co_filename)) == _PKG_DIR
+
+
+def _where(code, lineno: int) -> str:
+    import linecache
+    text = linecache.getline(code.co_filename, lineno).strip()
+    return f"{os.path.basename(code.co_filename)}:{lineno} `{text}`"
 
 
 class BufferKind:
@@ -93,7 +100,14 @@ class Buffer:
         for i, s in enumerate(self.shape):
             if i != self.par_axis:
                 n *= s
-        return n * _ITEMSIZE[self.dtype]
+        return n * self.dtype.itemsize
+
+    def root(self) -> "Buffer":
+        """The buffer whose memory this one is a reshaped view of (itself if none)."""
+        buf = self
+        while buf.parent is not None:
+            buf = buf.parent
+        return buf
 
     def describe(self) -> str:
         return f"tile '{self.name}' {list(self.shape)} {str(self.dtype).replace('torch.', '')} in {self.kind.name}"
@@ -140,25 +154,19 @@ class Trace:
 
     # -- where -----------------------------------------------------------
     def line(self) -> str:
+        """The kernel's source line being traced: the innermost frame outside this package."""
         f = sys._getframe(1)
-        while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == _PKG_DIR:
+        while f is not None and _ours(f.f_code):
             f = f.f_back
-        if f is None:
-            return "?"
-        import linecache
-        text = linecache.getline(f.f_code.co_filename, f.f_lineno).strip()
-        return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} `{text}`"
+        return "?" if f is None else _where(f.f_code, f.f_lineno)
 
     @staticmethod
     def line_of(tb) -> str:
         """The kernel's source line in a traceback: its last frame outside this package."""
-        import linecache
         where = "?"
         while tb is not None:
-            f = tb.tb_frame
-            if os.path.dirname(os.path.abspath(f.f_code.co_filename)) != _PKG_DIR:
-                text = linecache.getline(f.f_code.co_filename, tb.tb_lineno).strip()
-                where = f"{os.path.basename(f.f_code.co_filename)}:{tb.tb_lineno} `{text}`"
+            if not _ours(tb.tb_frame.f_code):
+                where = _where(tb.tb_frame.f_code, tb.tb_lineno)
             tb = tb.tb_next
         return where
 
@@ -222,7 +230,8 @@ class Trace:
         if not buf.kind.on_chip:
             if poison is not None and bool(poison.any()):
                 src = next((b for b in self.buffers if b.first_bad_read), None)
-                where = f" (uninitialised elements of {src.describe()} first read at {src.first_bad_read})" if src else ""
+                where = (f" (in this kernel, never-written elements, of {src.describe()}, were first read at "
+                         f"{src.first_bad_read})" if src else "")
                 raise self.error(f"writes {int(poison.sum())} value(s) computed from uninitialised SBUF/PSUM "
                                  f"elements to {buf.describe()}{where}: initialise the tile (nl.zeros, a load) "
                                  f"or mask the store")
