@@ -1,7 +1,16 @@
 """Which ops ran on neuron tensors, which fell back to the CPU with copies, and
 what was staged through host copies on a device the host cannot address."""
 
+from collections import Counter
+
 from . import _C
+
+_kernel_runs: Counter = Counter()  # NKI kernels run on neuron tensors, as "nki::<kernel>"
+
+
+def record_kernel_run(name: str) -> None:
+    """Counts one run of the NKI kernel `name` on neuron tensors."""
+    _kernel_runs[f"nki::{name}"] += 1
 
 
 def get_fallback_ops() -> dict[str, int]:
@@ -10,13 +19,15 @@ def get_fallback_ops() -> dict[str, int]:
 
 
 def get_executed_ops() -> dict[str, int]:
-    """Every op run on neuron tensors (native or fallback), with run counts."""
-    return dict(_C._executed_ops())
+    """Every op run on neuron tensors (native or fallback), with run counts;
+    NKI kernels appear as "nki::<kernel function>"."""
+    return {**dict(_C._executed_ops()), **_kernel_runs}
 
 
 def clear_op_tracking() -> None:
     """Resets both counters and re-arms the once-per-op fallback warning."""
     _C._clear_op_tracking()
+    _kernel_runs.clear()
 
 
 def set_fallback_warnings(enabled: bool) -> None:

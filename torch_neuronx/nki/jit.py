@@ -19,6 +19,7 @@ import threading
 
 import torch
 
+from .. import _op_tracking
 from . import cost, limits
 from .errors import NKIError
 from .plan import Plan
@@ -106,6 +107,8 @@ class Kernel:
             return _map(traced.outputs, lambda b: _fake_result(b, tensors))
         _stats["calls"] += 1
         out = _execute(traced.plan(), tensors, device, traced.mutated)
+        if device is not None:  # neuron (None: CPU tensors, simulated)
+            _op_tracking.record_kernel_run(self.__name__)
         if numpy_in:
             out = _map(out, lambda t: t.numpy())
         return out

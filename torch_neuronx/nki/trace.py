@@ -113,7 +113,7 @@ class Buffer:
         return f"tile '{self.name}' {list(self.shape)} {str(self.dtype).replace('torch.', '')} in {self.kind.name}"
 
 
-@dataclass
+@dataclass(eq=False)  # loops compare by identity: nested loops can hold equal fields
 class Loop:
     kind: str  # affine | sequential | static
     start_seq: int

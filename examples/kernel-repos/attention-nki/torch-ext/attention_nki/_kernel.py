@@ -1,0 +1,69 @@
+"""Fused attention forward as an NKI kernel, after AWS's fused self-attention
+tutorial: per (batch, head) and per tile of 128 queries, S = Q K^T * scale
+on the Tensor engine into PSUM, the mask (causal, aligned to the end of the
+keys as a KV cache is, or the key tail) by affine_select, the softmax's max
+and exp on SBUF, P^T by nc_transpose and O = P V accumulated in PSUM over
+tiles of 128 keys, then O / rowsum stored in Transformers' (batch, seq,
+heads, head_dim) layout. Grouped-query attention reads key/value head
+h // (heads / kv_heads). head_dim <= 128."""
+
+import math
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+import numpy as np
+
+NEG = -3.4028234663852886e38  # fp32 min, as neuronx-cc masks
+
+
+@nki.jit
+def attention_kernel(q, k, v, scale, causal):
+    """q: (B, H, Sq, D); k, v: (B, Hkv, Sk, D). Returns (B, Sq, H, D)."""
+    B, H, Sq, D = q.shape
+    Hkv, Sk = k.shape[1], k.shape[2]
+    assert D <= 128, f"head_dim {D} > 128: the contraction of Q K^T must fit the 128 partitions"
+    out = nl.ndarray((B, Sq, H, D), dtype=q.dtype, buffer=nl.shared_hbm)
+    rep = H // Hkv
+    qt = min(128, Sq)
+    n_q, n_k = math.ceil(Sq / qt), math.ceil(Sk / 128)
+    past = Sk - Sq  # causal: query i sees keys <= i + past
+    ip = nl.arange(128)[:, None]
+    iq = nl.arange(qt)[None, :]
+    ik = nl.arange(128)[None, :]
+    idd = nl.arange(D)[None, :]
+    ipd = nl.arange(D)[:, None]
+    for b in nl.affine_range(B):
+        for h in nl.affine_range(H):
+            hk = h // rep
+            k_t = nl.zeros((n_k, nl.par_dim(D), 128), dtype=q.dtype)  # K^T tiles: head_dim on partitions
+            v_s = nl.zeros((n_k, nl.par_dim(128), D), dtype=q.dtype)  # V tiles: keys on partitions
+            for j in nl.affine_range(n_k):
+                kv_live = j * 128 + ip < Sk
+                v_s[j, ip, idd] = nl.load(v[b, hk, j * 128 + ip, idd], mask=kv_live)
+                k_t[j, ipd, ik] = nl.load_transpose2d(k[b, hk, j * 128 + nl.arange(128)[:, None], idd],
+                                                      mask=(j * 128 + ik < Sk))
+            for i in nl.affine_range(n_q):
+                q_t = nl.load_transpose2d(q[b, h, i * qt + nl.arange(qt)[:, None], idd],
+                                          mask=(i * qt + iq < Sq)) * scale
+                iqp = nl.arange(qt)[:, None]
+                scores = nl.ndarray((nl.par_dim(qt), n_k * 128), dtype=nl.float32)
+                for j in nl.affine_range(n_k):
+                    s_psum = nisa.nc_matmul(q_t, k_t[j, ipd, ik])
+                    if causal:
+                        keep = i * qt + past + iqp >= j * 128 + ik
+                    else:
+                        keep = j * 128 + ik + 0 * iqp < Sk
+                    scores[iqp, j * 128 + ik] = nisa.affine_select(pred=keep, on_true_tile=s_psum,
+                                                                   on_false_value=NEG, dtype=nl.float32)
+                neg_max = nisa.tensor_reduce(np.max, data=scores, axis=(1,), negate=True, dtype=nl.float32)
+                probs = nisa.activation(np.exp, data=scores, bias=neg_max, scale=1.0, dtype=nl.float32)
+                inv_sum = nl.reciprocal(nl.sum(probs, axis=[1]))
+                p_in = nl.copy(probs, dtype=v.dtype)
+                o_psum = nl.zeros((nl.par_dim(qt), D), dtype=nl.float32, buffer=nl.psum)
+                for j in nl.affine_range(n_k):
+                    p_t = nl.copy(nisa.nc_transpose(p_in[iqp, j * 128 + ik]), dtype=v.dtype)  # PSUM -> SBUF
+                    o_psum += nisa.nc_matmul(p_t, v_s[j, ip, idd])
+                o = nl.multiply(o_psum, inv_sum, dtype=q.dtype)
+                nl.store(out[b, i * qt + iqp, h, idd], value=o, mask=(i * qt + iqp < Sq))
+    return out

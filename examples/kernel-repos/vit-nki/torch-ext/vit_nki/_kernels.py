@@ -1,0 +1,92 @@
+"""The NKI kernels a Vision Transformer's layer benefits from: layer norm,
+the MLP's first projection fused with its bias and GELU (one pass: the
+matmul accumulates in PSUM and the Scalar engine applies bias and GELU as it
+evacuates PSUM), and GELU alone. Rows (tokens) on partitions, 128 per tile
+with the tail masked; statistics and accumulation in fp32."""
+
+import math
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+def _chunk(n, most):
+    for c in (512, 256, 128, 64, 32, 16, 8, 4, 2, 1):
+        if c <= most and n % c == 0:
+            return c
+
+
+@nki.jit
+def layer_norm_kernel(x, w, b, eps):
+    """x: (rows, hidden), w and b: (hidden,). Returns (x - mean) / sqrt(var + eps) * w + b."""
+    rows, hidden = x.shape
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    iw = nl.arange(1)[:, None]
+    iy = nl.arange(hidden)[None, :]
+    w_b = nl.load(w.reshape((1, hidden))[iw, iy], dtype=nl.float32).broadcast_to((128, hidden))
+    b_b = nl.load(b.reshape((1, hidden))[iw, iy], dtype=nl.float32).broadcast_to((128, hidden))
+    for i in nl.affine_range(math.ceil(rows / 128)):
+        live = i * 128 + ip < rows
+        x_tile = nl.load(x[i * 128 + ip, iy], mask=live, dtype=nl.float32)
+        mean = nl.sum(x_tile, axis=[1]) / hidden
+        centred = nl.subtract(x_tile, mean)
+        inv_std = nl.rsqrt(nl.sum(nl.square(centred), axis=[1]) / hidden + eps)
+        y = nl.add(nl.multiply(nl.multiply(centred, inv_std), w_b), b_b, dtype=x.dtype)
+        nl.store(out[i * 128 + ip, iy], value=y, mask=live)
+    return out
+
+
+@nki.jit
+def linear_gelu_kernel(x, w, b):
+    """x: (rows, K), w: (M, K) as nn.Linear stores it, b: (M,). Returns
+    gelu(x @ w.T + b), (rows, M). W^T stays in SBUF for every row tile."""
+    rows, K = x.shape
+    M = w.shape[0]
+    kt, mt = _chunk(K, 128), _chunk(M, 512)
+    wt = min(mt, 128)
+    n_k, n_m = K // kt, M // mt
+    assert n_k * M * 4 <= 160 * 1024, f"W^T ({K} x {M}) does not fit SBUF beside the activations"
+    out = nl.ndarray((rows, M), dtype=x.dtype, buffer=nl.shared_hbm)
+    ipk = nl.arange(kt)[:, None]
+    ifk = nl.arange(kt)[None, :]
+    ipw = nl.arange(wt)[:, None]
+    ifw = nl.arange(wt)[None, :]
+    ifm = nl.arange(mt)[None, :]
+    ip = nl.arange(128)[:, None]
+    ifr = nl.arange(128)[None, :]
+    w_t = nl.ndarray((n_k, nl.par_dim(kt), M), dtype=x.dtype)  # W^T: K on partitions
+    for kk in nl.affine_range(n_k):
+        for s in nl.affine_range(M // wt):
+            w_t[kk, ipk, s * wt + ifw] = nl.load_transpose2d(w[s * wt + ipw, kk * kt + ifk])
+    bias = nl.load(b.reshape((1, M))[nl.arange(1)[:, None], nl.arange(M)[None, :]],
+                   dtype=nl.float32).broadcast_to((128, M))
+    for i in nl.affine_range(math.ceil(rows / 128)):
+        live = i * 128 + ip < rows
+        x_t = nl.ndarray((n_k, nl.par_dim(kt), 128), dtype=x.dtype)  # x^T: K on partitions
+        for kk in nl.affine_range(n_k):
+            x_t[kk, ipk, ifr] = nl.load_transpose2d(x[i * 128 + ip, kk * kt + ifk], mask=(i * 128 + ifr < rows))
+        for m in nl.affine_range(n_m):
+            acc = nl.zeros((nl.par_dim(128), mt), dtype=nl.float32, buffer=nl.psum)
+            for kk in nl.affine_range(n_k):
+                acc += nisa.nc_matmul(x_t[kk, ipk, ifr], w_t[kk, ipk, m * mt + ifm])
+            y = nl.gelu(nl.add(acc, bias[ip, m * mt + ifm]), dtype=x.dtype)
+            nl.store(out[i * 128 + ip, m * mt + ifm], value=y, mask=live)
+    return out
+
+
+@nki.jit
+def gelu_kernel(x):
+    """x: (rows, cols). Returns gelu(x) (the erf form, Transformers' "gelu")."""
+    rows, cols = x.shape
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    c = _chunk(cols, 512)
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(c)[None, :]
+    for i in nl.affine_range(math.ceil(rows / 128)):
+        live = i * 128 + ip < rows
+        for j in nl.affine_range(cols // c):
+            a = nl.load(x[i * 128 + ip, j * c + jf], mask=live, dtype=nl.float32)
+            nl.store(out[i * 128 + ip, j * c + jf], value=nl.gelu(a, dtype=x.dtype), mask=live)
+    return out
