@@ -15,6 +15,9 @@ Output, the layout the `kernels` library loads (`get_local_kernel(repo)`,
     <repo>/build/torch-neuron/         the package's files, plus
         _ops.py                        kernel-builder's noarch template: `ops`
                                        is torch.ops.<id>, `add_op_namespace_prefix`
+        symbols.json                   the public functions and layers (with
+                                       has_backward / can_torch_compile), for
+                                       `kernels describe-api`
         metadata.json                  id, name, version, license,
                                        python-depends, backend {"type": "neuron"},
                                        digest (sha256 of every file)
@@ -23,7 +26,9 @@ Output, the layout the `kernels` library loads (`get_local_kernel(repo)`,
 (`kernels._rust.Build.open`), so a bad one fails with the library's message.
 The id (`_<python_name>_neuron_<hash>`) changes with the sources, as
 kernel-builder's does with the git revision: a rebuilt kernel never collides
-with a loaded one.
+with a loaded one. As kernel-builder's "get_kernel check", the build loads the
+variant with `kernels.get_local_kernel` in a fresh interpreter (which also
+lists its symbols): a package that does not import fails the build.
 
     python -m torch_neuronx.kernel_builder build <repo> [<repo> ...]
 """
@@ -34,6 +39,7 @@ import base64
 import hashlib
 import json
 import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -81,6 +87,32 @@ def add_op_namespace_prefix(op_name: str) -> str:
     """Prefix op by namespace."""
     return f"{{_OPS_NAME}}::{{op_name}}"
 '''
+
+
+# Run in a fresh interpreter: loading registers the kernel's ops, which a
+# process may do once per kernel id.
+_DESCRIBE_PY = """
+import inspect, json, sys
+from pathlib import Path
+import torch
+import kernels
+k = kernels.get_local_kernel(Path(sys.argv[1]))
+def signature(f):
+    try:
+        return str(inspect.signature(f))
+    except (TypeError, ValueError):
+        return None
+names = getattr(k, "__all__", [n for n in dir(k) if not n.startswith("_")])
+functions = [{"name": n, "signature": signature(getattr(k, n))} for n in names
+             if callable(getattr(k, n)) and not isinstance(getattr(k, n), type)]
+layers = []
+for n in getattr(k.layers, "__all__", []):
+    c = getattr(k.layers, n)
+    if isinstance(c, type) and issubclass(c, torch.nn.Module):
+        attrs = {a: getattr(c, a, None) for a in ("has_backward", "can_torch_compile")}
+        layers.append({"name": n, "attributes": attrs})
+print(json.dumps({"schema_version": 1, "functions": functions, "layers": layers}))
+"""
 
 
 class KernelRepoError(ValueError):
@@ -153,10 +185,20 @@ def build(repo: str | Path) -> Path:
         "license": general["license"],
         "python-depends": depends,
         "backend": {"type": "neuron"},
-        "digest": _digest(variant),
     }
     (variant / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
+    (variant / "symbols.json").write_text(json.dumps(_describe(repo), indent=2) + "\n")
+    metadata["digest"] = _digest(variant)
+    (variant / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
     return variant
+
+
+def _describe(repo: Path) -> dict:
+    done = subprocess.run([sys.executable, "-c", _DESCRIBE_PY, str(repo)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise KernelRepoError(f"{repo}: the built variant does not load with kernels.get_local_kernel:\n"
+                              f"{done.stderr.strip()}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str]) -> int:
