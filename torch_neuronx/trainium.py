@@ -102,3 +102,22 @@ TRN3 = NeuronCore(name="trn3", generation="NeuronCore-v4", cores_per_chip=8, sbu
                   dma_bytes_per_s_per_engine=33e9, hbm_bytes_per_s_per_chip=4.9e12, **_COMMON)
 
 CORES = {"trn1": TRN1, "trn2": TRN2, "trn3": TRN3}
+
+
+# -- per-op roofline, for ops that run as their own kernel (not in an NKI kernel)
+def hbm_bytes_per_s(core: NeuronCore) -> float:
+    """One core's share of its chip's HBM bandwidth."""
+    return core.hbm_bytes_per_s_per_chip / core.cores_per_chip
+
+
+def roofline_s(core: NeuronCore, *, flops: float = 0.0, hbm_bytes: float = 0.0, elements: float = 0.0,
+               engine: str = "vector", fp32_matmul: bool = False) -> float:
+    """Time of one op run alone on `core`: the longest of streaming its operands
+    through HBM, its matmul FLOPs at the Tensor engine's peak (fp32 at a
+    quarter [isa]) and its elementwise work on `engine` (one element per
+    partition lane per cycle), plus the fixed cost of one DMA in and one out
+    [dma]. A lower bound per op: no fusion keeps operands in SBUF."""
+    matmul = flops / core.tensor_bf16_flops * (4 if fp32_matmul else 1)
+    clock = {"vector": core.vector_clock_hz, "scalar": core.scalar_clock_hz, "gpsimd": core.gpsimd_clock_hz}[engine]
+    lanes = elements / (core.partitions * clock)
+    return max(hbm_bytes / hbm_bytes_per_s(core), matmul, lanes) + 2 * core.dma_fixed_latency_s

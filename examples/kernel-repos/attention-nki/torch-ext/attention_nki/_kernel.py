@@ -1,10 +1,11 @@
 """Fused attention forward as an NKI kernel, after AWS's fused self-attention
-tutorial: per (batch, head) and per tile of 128 queries, S = Q K^T * scale
-on the Tensor engine into PSUM, the mask (causal, aligned to the end of the
-keys as a KV cache is, or the key tail) by affine_select, the softmax's max
-and exp on SBUF, P^T by nc_transpose and O = P V accumulated in PSUM over
-tiles of 128 keys, then O / rowsum stored in Transformers' (batch, seq,
-heads, head_dim) layout. Grouped-query attention reads key/value head
+tutorial: per (batch, head) and per tile of 128 queries, S = Q K^T on the
+Tensor engine into PSUM, the mask (causal, aligned to the end of the keys as
+a KV cache is, or the key tail) by affine_select on the tiles that need it,
+the row max on the Vector engine, exp(scale * (S - max)) and its row sum in
+one Scalar-engine activation, P^T by nc_transpose and O = P V accumulated in
+PSUM over tiles of 128 keys, then O / rowsum stored in Transformers' (batch,
+seq, heads, head_dim) layout. Grouped-query attention reads key/value head
 h // (heads / kv_heads). head_dim <= 128."""
 
 import math
@@ -45,25 +46,29 @@ def attention_kernel(q, k, v, scale, causal):
                                                       mask=(j * 128 + ik < Sk))
             for i in nl.affine_range(n_q):
                 q_t = nl.load_transpose2d(q[b, h, i * qt + nl.arange(qt)[:, None], idd],
-                                          mask=(i * qt + iq < Sq)) * scale
+                                          mask=(i * qt + iq < Sq))
                 iqp = nl.arange(qt)[:, None]
                 scores = nl.ndarray((nl.par_dim(qt), n_k * 128), dtype=nl.float32)
                 for j in nl.affine_range(n_k):
                     s_psum = nisa.nc_matmul(q_t, k_t[j, ipd, ik])
-                    if causal:
+                    if causal and j * 128 + 127 > i * qt + past:  # the tile reaches past the diagonal
                         keep = i * qt + past + iqp >= j * 128 + ik
-                    else:
+                    elif not causal and (j + 1) * 128 > Sk:  # the key tail
                         keep = j * 128 + ik + 0 * iqp < Sk
+                    else:
+                        scores[iqp, j * 128 + ik] = nl.copy(s_psum, dtype=nl.float32)
+                        continue
                     scores[iqp, j * 128 + ik] = nisa.affine_select(pred=keep, on_true_tile=s_psum,
                                                                    on_false_value=NEG, dtype=nl.float32)
+                # softmax(scale * s): exp(scale * s - scale * max) and its row sum in one activation
                 neg_max = nisa.tensor_reduce(np.max, data=scores, axis=(1,), negate=True, dtype=nl.float32)
-                probs = nisa.activation(np.exp, data=scores, bias=neg_max, scale=1.0, dtype=nl.float32)
-                inv_sum = nl.reciprocal(nl.sum(probs, axis=[1]))
-                p_in = nl.copy(probs, dtype=v.dtype)
+                row_sum = nl.ndarray((nl.par_dim(qt), 1), dtype=nl.float32)
+                p_in = nisa.activation_reduce(op=np.exp, data=scores, reduce_op=np.add, reduce_res=row_sum,
+                                              bias=nl.multiply(neg_max, scale), scale=scale, dtype=v.dtype)
                 o_psum = nl.zeros((nl.par_dim(qt), D), dtype=nl.float32, buffer=nl.psum)
                 for j in nl.affine_range(n_k):
                     p_t = nl.copy(nisa.nc_transpose(p_in[iqp, j * 128 + ik]), dtype=v.dtype)  # PSUM -> SBUF
                     o_psum += nisa.nc_matmul(p_t, v_s[j, ip, idd])
-                o = nl.multiply(o_psum, inv_sum, dtype=q.dtype)
+                o = nl.multiply(o_psum, nl.reciprocal(row_sum), dtype=q.dtype)
                 nl.store(out[b, i * qt + iqp, h, idd], value=o, mask=(i * qt + iqp < Sq))
     return out

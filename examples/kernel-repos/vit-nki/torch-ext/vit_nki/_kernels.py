@@ -1,7 +1,7 @@
 """The NKI kernels a Vision Transformer's layer benefits from: layer norm,
-the MLP's first projection fused with its bias and GELU (one pass: the
-matmul accumulates in PSUM and the Scalar engine applies bias and GELU as it
-evacuates PSUM), and GELU alone. Rows (tokens) on partitions, 128 per tile
+the MLP's first projection fused with its bias and GELU (the matmul and the
+bias accumulate in PSUM and the Scalar engine applies GELU as it evacuates
+PSUM), and GELU alone. Rows (tokens) on partitions, 128 per tile
 with the tail masked; statistics and accumulation in fp32."""
 
 import math
@@ -12,28 +12,37 @@ import nki.language as nl
 
 
 def _chunk(n, most):
-    for c in (512, 256, 128, 64, 32, 16, 8, 4, 2, 1):
-        if c <= most and n % c == 0:
-            return c
+    """The widest block of at most `most` dividing n."""
+    return max(c for c in range(1, min(n, most) + 1) if n % c == 0)
 
 
 @nki.jit
 def layer_norm_kernel(x, w, b, eps):
-    """x: (rows, hidden), w and b: (hidden,). Returns (x - mean) / sqrt(var + eps) * w + b."""
+    """x: (rows, hidden), w and b: (hidden,). Returns (x - mean) / sqrt(var + eps) * w + b.
+    As AWS's layer norm tutorial v2: mean and variance in one pass (bn_stats
+    per chunk, bn_aggr), then shift and scale in one tensor_scalar."""
     rows, hidden = x.shape
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     ip = nl.arange(128)[:, None]
     iw = nl.arange(1)[:, None]
     iy = nl.arange(hidden)[None, :]
+    chunk = _chunk(hidden, nl.tile_size.bn_stats_fmax)
+    n_chunks = hidden // chunk
+    ic = nl.arange(chunk)[None, :]
+    i6 = nl.arange(6)[None, :]
     w_b = nl.load(w.reshape((1, hidden))[iw, iy], dtype=nl.float32).broadcast_to((128, hidden))
     b_b = nl.load(b.reshape((1, hidden))[iw, iy], dtype=nl.float32).broadcast_to((128, hidden))
     for i in nl.affine_range(math.ceil(rows / 128)):
         live = i * 128 + ip < rows
         x_tile = nl.load(x[i * 128 + ip, iy], mask=live, dtype=nl.float32)
-        mean = nl.sum(x_tile, axis=[1]) / hidden
-        centred = nl.subtract(x_tile, mean)
-        inv_std = nl.rsqrt(nl.sum(nl.square(centred), axis=[1]) / hidden + eps)
-        y = nl.add(nl.multiply(nl.multiply(centred, inv_std), w_b), b_b, dtype=x.dtype)
+        stats = nl.ndarray((nl.par_dim(128), 6 * n_chunks), dtype=nl.float32)
+        for j in nl.affine_range(n_chunks):
+            stats[ip, j * 6 + i6] = nisa.bn_stats(x_tile[ip, j * chunk + ic], dtype=nl.float32)
+        mean_var = nisa.bn_aggr(stats)
+        inv_std = nl.rsqrt(mean_var[ip, 1] + eps)
+        normed = nisa.tensor_scalar(data=x_tile, op0=nl.subtract, operand0=mean_var[ip, 0],
+                                    op1=nl.multiply, operand1=inv_std)
+        y = nl.add(nl.multiply(normed, w_b), b_b, dtype=x.dtype)
         nl.store(out[i * 128 + ip, iy], value=y, mask=live)
     return out
 
@@ -45,7 +54,7 @@ def linear_gelu_kernel(x, w, b):
     rows, K = x.shape
     M = w.shape[0]
     kt, mt = _chunk(K, 128), _chunk(M, 512)
-    wt = min(mt, 128)
+    wt = _chunk(mt, 128)  # rows of w per DMA transpose (divides mt)
     n_k, n_m = K // kt, M // mt
     assert n_k * M * 4 <= 160 * 1024, f"W^T ({K} x {M}) does not fit SBUF beside the activations"
     out = nl.ndarray((rows, M), dtype=x.dtype, buffer=nl.shared_hbm)
@@ -60,8 +69,10 @@ def linear_gelu_kernel(x, w, b):
     for kk in nl.affine_range(n_k):
         for s in nl.affine_range(M // wt):
             w_t[kk, ipk, s * wt + ifw] = nl.load_transpose2d(w[s * wt + ipw, kk * kt + ifk])
-    bias = nl.load(b.reshape((1, M))[nl.arange(1)[:, None], nl.arange(M)[None, :]],
-                   dtype=nl.float32).broadcast_to((128, M))
+    # The bias joins the accumulation as one more matmul (a row of ones times
+    # the bias row), so GELU can evacuate PSUM in one Scalar-engine instruction.
+    bias = nl.load(b.reshape((1, M))[nl.arange(1)[:, None], nl.arange(M)[None, :]], dtype=x.dtype)
+    ones = nl.ones((nl.par_dim(1), 128), dtype=x.dtype)
     for i in nl.affine_range(math.ceil(rows / 128)):
         live = i * 128 + ip < rows
         x_t = nl.ndarray((n_k, nl.par_dim(kt), 128), dtype=x.dtype)  # x^T: K on partitions
@@ -71,7 +82,8 @@ def linear_gelu_kernel(x, w, b):
             acc = nl.zeros((nl.par_dim(128), mt), dtype=nl.float32, buffer=nl.psum)
             for kk in nl.affine_range(n_k):
                 acc += nisa.nc_matmul(x_t[kk, ipk, ifr], w_t[kk, ipk, m * mt + ifm])
-            y = nl.gelu(nl.add(acc, bias[ip, m * mt + ifm]), dtype=x.dtype)
+            acc += nisa.nc_matmul(ones, bias[nl.arange(1)[:, None], m * mt + ifm])
+            y = nisa.activation(op=nl.gelu, data=acc, dtype=x.dtype)
             nl.store(out[i * 128 + ip, m * mt + ifm], value=y, mask=live)
     return out
 
@@ -81,7 +93,7 @@ def gelu_kernel(x):
     """x: (rows, cols). Returns gelu(x) (the erf form, Transformers' "gelu")."""
     rows, cols = x.shape
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    c = _chunk(cols, 512)
+    c = _chunk(cols, 2048)
     ip = nl.arange(128)[:, None]
     jf = nl.arange(c)[None, :]
     for i in nl.affine_range(math.ceil(rows / 128)):

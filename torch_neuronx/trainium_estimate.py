@@ -1,0 +1,126 @@
+"""Estimated Trainium time of PyTorch code run on neuron tensors, op by op:
+NKI kernels by the NKI cost model (instruction level, torch_neuronx.nki.cost)
+and every other op by the per-op roofline of torch_neuronx.trainium (the op
+alone: operands streamed through HBM, FLOPs at the Tensor engine's peak,
+elementwise work on its engine, plus one DMA in and out). Ops that only view
+memory cost nothing. Both sides read the one table of Trainium numbers.
+
+    with TrainiumEstimate("trn2") as est:
+        model(x)
+    print(est.total_us, est.by_op)
+
+Runs the code for real (on the emulator) and records what ran; an op on
+CPU tensors only is not counted. A custom op that runs NKI kernels counts
+as those kernels; any other custom op (whose inner ops this mode does not
+see) by the roofline of its operands.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from . import trainium
+from .nki.jit import run_observers as _kernel_run_observers
+
+# Transcendentals run on the Scalar engine's lookup tables; other elementwise
+# work on the Vector engine.
+_SCALAR_OPS = {"exp", "log", "sigmoid", "silu", "gelu", "tanh", "rsqrt", "sqrt", "erf", "sin", "cos", "pow",
+               "softmax", "_softmax", "log_softmax", "_log_softmax", "reciprocal"}
+_FREE_OPS = {"empty", "empty_strided", "empty_like", "detach", "lift_fresh", "_local_scalar_dense", "alias",
+             "_unsafe_view", "_reshape_alias"}  # metadata only (not flagged is_view)
+
+
+def _tensors(tree):
+    return [t for t in tree_flatten(tree)[0] if isinstance(t, torch.Tensor)]
+
+
+def _on_neuron(tensors) -> bool:
+    return any(t.device.type == "neuron" for t in tensors)
+
+
+def _flops(func, args, kwargs, out) -> float:
+    from torch.utils import flop_counter
+    formula = flop_counter.flop_registry.get(func._overloadpacket)
+    if formula is not None:
+        return float(formula(*args, **kwargs, out_val=out))
+    if func._overloadpacket is torch.ops.aten._scaled_dot_product_flash_attention_for_cpu:
+        q, k, v = args[:3]
+        return float(flop_counter.sdpa_flop_count(q.shape, k.shape, v.shape))
+    return 0.0
+
+
+class TrainiumEstimate(TorchDispatchMode):
+    """Records the estimated time of every op run on neuron tensors inside
+    the `with` block. `by_op` maps "nki::<kernel>" and "aten::<op>" to
+    [calls, microseconds]."""
+
+    def __init__(self, target: str = "trn2"):
+        super().__init__()
+        if target not in trainium.CORES:
+            raise ValueError(f"unknown Trainium target {target!r}; choose one of {sorted(trainium.CORES)}")
+        self.core = trainium.CORES[target]
+        self.by_op: dict[str, list] = defaultdict(lambda: [0, 0.0])
+        self._kernel_runs = 0
+
+    # -- totals
+    @property
+    def total_us(self) -> float:
+        return sum(us for _, us in self.by_op.values())
+
+    @property
+    def kernels_us(self) -> float:
+        return sum(us for name, (_, us) in self.by_op.items() if name.startswith("nki::"))
+
+    def top(self, n: int = 8) -> list[tuple[str, int, float]]:
+        """The n ops with the most estimated time: (name, calls, us)."""
+        rows = sorted(self.by_op.items(), key=lambda kv: -kv[1][1])[:n]
+        return [(name, calls, us) for name, (calls, us) in rows]
+
+    # -- recording
+    def __enter__(self):
+        _kernel_run_observers.append(self._kernel_ran)
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _kernel_run_observers.remove(self._kernel_ran)
+        return super().__exit__(*exc)
+
+    def _kernel_ran(self, name, estimate):
+        row = self.by_op[f"nki::{name}"]
+        row[0] += 1
+        row[1] += estimate.total_us
+        self._kernel_runs += 1
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        runs = self._kernel_runs
+        out = func(*args, **kwargs)
+        if self._kernel_runs > runs:
+            return out  # a custom op that ran NKI kernels: they reported themselves
+        inputs, outputs = _tensors((args, kwargs)), _tensors(out)
+        if not _on_neuron(inputs + outputs) or func.is_view or func._overloadpacket.__name__ in _FREE_OPS:
+            return out
+        self._record(func, args, kwargs, out, inputs, outputs)
+        return out
+
+    def _record(self, func, args, kwargs, out, inputs, outputs):
+        name = func._overloadpacket.__name__
+        nbytes = sum(t.numel() * t.element_size() for t in inputs + outputs if t.device.type == "neuron")
+        flops = _flops(func, args, kwargs, out)
+        elements = max((t.numel() for t in outputs), default=0)
+        fp32 = any(t.dtype == torch.float32 for t in inputs) and flops > 0
+        engine = "scalar" if name.rstrip("_") in _SCALAR_OPS else "vector"
+        seconds = trainium.roofline_s(self.core, flops=flops, hbm_bytes=nbytes,
+                                      elements=0 if flops else elements, engine=engine, fp32_matmul=fp32)
+        row = self.by_op[f"{func.namespace}::{name}"]
+        row[0] += 1
+        row[1] += seconds * 1e6
+
+
+def speedup(base: TrainiumEstimate, fused: TrainiumEstimate) -> float:
+    return base.total_us / fused.total_us if fused.total_us else math.inf
