@@ -247,3 +247,24 @@ def test_unsupported_parts_say_so(call):
             nisa.tensor_tensor_scan(t, t, 0.0, np.add, np.add)
     with pytest.raises(nki.NKIError, match="not supported"):
         k(torch.zeros(128, 4, device="neuron"))
+
+
+@nki.jit
+def row_sums_in_nested_loops(x):
+    """A masked tail reduced to rank 1, inside loops that start back to back
+    (the outer and inner loop records once compared equal)."""
+    rows, n = x.shape
+    out = nl.ndarray((rows, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    for i in nl.affine_range((rows + 127) // 128):
+        for j in nl.affine_range(1):
+            live = i * 128 + ip < rows
+            t = nl.load(x[i * 128 + ip, j * n + nl.arange(n)[None, :]], mask=live)
+            s = nl.sum(t, axis=[1], mask=live)
+            nl.store(out[i * 128 + ip, nl.arange(1)[None, :]], value=s, mask=live)
+    return out
+
+
+def test_masked_tail_reduction_in_nested_loops():
+    x = torch.randn(200, 16, device="neuron")
+    torch.testing.assert_close(row_sums_in_nested_loops(x).cpu()[:, 0], x.cpu().sum(1))

@@ -154,6 +154,8 @@ def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, d
         m = mask.t if isinstance(mask, IndexExpr) else torch.as_tensor(mask)
         if m.dtype != torch.bool:
             raise tr.error(f"{name}: mask must be a comparison of index expressions, e.g. (i_p < n)")
+        while m.ndim > len(shape) and m.shape[-1] == 1:  # a row mask (i_p < n) on a reduced, rank-1 result
+            m = m.squeeze(-1)
         try:
             m = m.expand(shape)
         except RuntimeError:  # a predicate on a source's indices (bn_stats over a tail): narrow that source

@@ -1,0 +1,47 @@
+"""torch_neuronx.trainium_estimate: ops run on neuron tensors are charged by
+the per-op roofline of torch_neuronx.trainium, NKI kernels by their
+instruction-level estimate, views nothing, CPU ops nothing."""
+
+import pytest
+import torch
+
+import nki
+import nki.language as nl
+from torch_neuronx import trainium
+from torch_neuronx.nki import last_estimate
+from torch_neuronx.trainium_estimate import TrainiumEstimate
+
+
+@nki.jit
+def double(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out[:, :], value=nl.multiply(nl.load(x[:, :]), 2.0))
+    return out
+
+
+def test_a_matmul_is_charged_its_roofline_and_views_are_free():
+    a = torch.randn(256, 512, device="neuron", dtype=torch.bfloat16)
+    b = torch.randn(512, 384, device="neuron", dtype=torch.bfloat16)
+    with TrainiumEstimate("trn2") as est:
+        c = a @ b
+        c.t(), c.view(-1), c[:, :8]
+        torch.randn(4, 4) @ torch.randn(4, 4)  # CPU: not counted
+    core = trainium.TRN2
+    nbytes = (256 * 512 + 512 * 384 + 256 * 384) * 2
+    expected = trainium.roofline_s(core, flops=2 * 256 * 512 * 384, hbm_bytes=nbytes) * 1e6
+    assert set(est.by_op) == {"aten::mm"}
+    assert est.by_op["aten::mm"] == [1, pytest.approx(expected)]
+    assert expected > 2 * core.dma_fixed_latency_s * 1e6
+
+
+def test_an_nki_kernel_is_charged_its_own_estimate():
+    x = torch.randn(128, 64, device="neuron")
+    with TrainiumEstimate() as est:
+        double(x)
+    assert est.by_op == {"nki::double": [1, pytest.approx(last_estimate().total_us)]}
+    assert est.kernels_us == est.total_us > 0
+
+
+def test_an_unknown_target_is_refused():
+    with pytest.raises(ValueError, match="trn9"):
+        TrainiumEstimate("trn9")
