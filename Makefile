@@ -17,7 +17,7 @@ CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -
 
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all build test test-cpp test-python demo device-demo bench sweep system-deps clean
+.PHONY: all build test test-cpp test-python demo device-demo bench sweep kernel-repos system-deps clean
 
 all: build
 
@@ -61,6 +61,12 @@ bench: build
 	$(PY) benchmarks/compile.py
 	$(PY) benchmarks/hf_workloads.py
 	$(PY) benchmarks/nki.py
+	$(PY) benchmarks/kernel_hub.py
+
+# The build/torch-neuron variants of the NKI kernel repositories (docs/kernels.md);
+# the tests and benchmarks build them too.
+kernel-repos: build
+	$(PY) -m torch_neuronx.kernel_builder build examples/kernel-repos/*/
 
 sweep: build
 	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv

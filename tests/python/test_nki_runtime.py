@@ -268,3 +268,16 @@ def row_sums_in_nested_loops(x):
 def test_masked_tail_reduction_in_nested_loops():
     x = torch.randn(200, 16, device="neuron")
     torch.testing.assert_close(row_sums_in_nested_loops(x).cpu()[:, 0], x.cpu().sum(1))
+
+
+def test_a_masked_tail_costs_only_its_rows():
+    # one live row of a 128-row tile moves one row, not 128 (an engine's time
+    # per instruction stays: it is per partition lane)
+    one = torch.randn(1, 512, device="neuron")
+    full = torch.randn(128, 512, device="neuron")
+    row_sums_in_nested_loops(one)
+    e1 = torch_neuronx.nki.last_estimate()
+    row_sums_in_nested_loops(full)
+    e128 = torch_neuronx.nki.last_estimate()
+    assert e1.dma_bytes * 100 < e128.dma_bytes
+    assert e1.engine_us["vector"] == e128.engine_us["vector"] and e1.total_us < e128.total_us

@@ -200,6 +200,11 @@ def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, d
     consts = [None if isinstance(a, Access) else a for a in src_acc]
     make = make_step or _make_elementwise(step_fn, positions, consts, direct)
     c = dict(cost or {})
+    if box is not None and math.prod(shape):  # a mask narrows the work: counts given for the whole tile shrink
+        kept = math.prod(b.stop - b.start for b in box) / math.prod(shape)
+        for key in ("elements", "bytes"):
+            if key in c:
+                c[key] = int(c[key] * kept)
     c.setdefault("shape", dst_acc.shape)
     # partitions of the instruction: a whole block-dimension buffer spreads over its par_dim, a tile over its first axis
     c.setdefault("partitions", dst_acc.buffer.partitions if dst_acc.identity else (dst_acc.shape[0] if dst_acc.shape else 1))

@@ -6,7 +6,7 @@ the row max on the Vector engine, exp(scale * (S - max)) and its row sum in
 one Scalar-engine activation, P^T by nc_transpose and O = P V accumulated in
 PSUM over tiles of 128 keys, then O / rowsum stored in Transformers' (batch,
 seq, heads, head_dim) layout. Grouped-query attention reads key/value head
-h // (heads / kv_heads). head_dim <= 128."""
+h // (heads / kv_heads), loaded once for its query heads. head_dim <= 128."""
 
 import math
 
@@ -34,41 +34,58 @@ def attention_kernel(q, k, v, scale, causal):
     ik = nl.arange(128)[None, :]
     idd = nl.arange(D)[None, :]
     ipd = nl.arange(D)[:, None]
-    for b in nl.affine_range(B):
-        for h in nl.affine_range(H):
-            hk = h // rep
-            k_t = nl.zeros((n_k, nl.par_dim(D), 128), dtype=q.dtype)  # K^T tiles: head_dim on partitions
-            v_s = nl.zeros((n_k, nl.par_dim(128), D), dtype=q.dtype)  # V tiles: keys on partitions
+    # Work items (head, query tile) in groups whose scores fit SBUF; in each
+    # group the stages run item after item (all Q K^T, then all softmaxes,
+    # then all P V), so each engine's in-order queue has independent work
+    # from the next item while one item's softmax waits: the software
+    # pipelining the compiler would do. static_range: unrolled, so the
+    # per-item tiles can live in Python lists.
+    group = max(1, min(H * n_q, (96 * 1024) // (n_k * 128 * 6)))
+    items = [(h, i) for h in range(H) for i in range(n_q)]
+    iqp = nl.arange(qt)[:, None]
+    for b in nl.static_range(B):
+        k_t, v_s = [], []
+        for hk in nl.static_range(Hkv):  # each key/value head loads once for its query heads
+            kt_h = nl.zeros((n_k, nl.par_dim(D), 128), dtype=q.dtype)  # K^T: head_dim on partitions
+            vs_h = nl.zeros((n_k, nl.par_dim(128), D), dtype=q.dtype)  # V: keys on partitions
             for j in nl.affine_range(n_k):
-                kv_live = j * 128 + ip < Sk
-                v_s[j, ip, idd] = nl.load(v[b, hk, j * 128 + ip, idd], mask=kv_live)
-                k_t[j, ipd, ik] = nl.load_transpose2d(k[b, hk, j * 128 + nl.arange(128)[:, None], idd],
-                                                      mask=(j * 128 + ik < Sk))
-            for i in nl.affine_range(n_q):
-                q_t = nl.load_transpose2d(q[b, h, i * qt + nl.arange(qt)[:, None], idd],
-                                          mask=(i * qt + iq < Sq))
-                iqp = nl.arange(qt)[:, None]
-                scores = nl.ndarray((nl.par_dim(qt), n_k * 128), dtype=nl.float32)
+                vs_h[j, ip, idd] = nl.load(v[b, hk, j * 128 + ip, idd], mask=(j * 128 + ip < Sk))
+                kt_h[j, ipd, ik] = nl.load_transpose2d(k[b, hk, j * 128 + nl.arange(128)[:, None], idd],
+                                                       mask=(j * 128 + ik < Sk))
+            k_t.append(kt_h)
+            v_s.append(vs_h)
+        for g in nl.static_range(0, len(items), group):
+            work = items[g:g + group]
+            scores = []
+            for h, i in work:  # stage 1: S = Q K^T, masked where needed
+                q_t = nl.load_transpose2d(q[b, h, i * qt + nl.arange(qt)[:, None], idd], mask=(i * qt + iq < Sq))
+                s_sb = nl.ndarray((nl.par_dim(qt), n_k * 128), dtype=nl.float32)
                 for j in nl.affine_range(n_k):
-                    s_psum = nisa.nc_matmul(q_t, k_t[j, ipd, ik])
+                    s_psum = nisa.nc_matmul(q_t, k_t[h // rep][j, ipd, ik])
                     if causal and j * 128 + 127 > i * qt + past:  # the tile reaches past the diagonal
                         keep = i * qt + past + iqp >= j * 128 + ik
                     elif not causal and (j + 1) * 128 > Sk:  # the key tail
                         keep = j * 128 + ik + 0 * iqp < Sk
                     else:
-                        scores[iqp, j * 128 + ik] = nl.copy(s_psum, dtype=nl.float32)
+                        s_sb[iqp, j * 128 + ik] = nl.copy(s_psum, dtype=nl.float32)
                         continue
-                    scores[iqp, j * 128 + ik] = nisa.affine_select(pred=keep, on_true_tile=s_psum,
-                                                                   on_false_value=NEG, dtype=nl.float32)
-                # softmax(scale * s): exp(scale * s - scale * max) and its row sum in one activation
-                neg_max = nisa.tensor_reduce(np.max, data=scores, axis=(1,), negate=True, dtype=nl.float32)
+                    s_sb[iqp, j * 128 + ik] = nisa.affine_select(pred=keep, on_true_tile=s_psum,
+                                                                 on_false_value=NEG, dtype=nl.float32)
+                scores.append(s_sb)
+            probs = []
+            for s_sb in scores:  # stage 2: exp(scale * s - scale * max) and its row sum, one activation
+                neg_max = nisa.tensor_reduce(np.max, data=s_sb, axis=(1,), negate=True, dtype=nl.float32)
                 row_sum = nl.ndarray((nl.par_dim(qt), 1), dtype=nl.float32)
-                p_in = nisa.activation_reduce(op=np.exp, data=scores, reduce_op=np.add, reduce_res=row_sum,
+                p_in = nisa.activation_reduce(op=np.exp, data=s_sb, reduce_op=np.add, reduce_res=row_sum,
                                               bias=nl.multiply(neg_max, scale), scale=scale, dtype=v.dtype)
+                probs.append((p_in, row_sum))
+            for (h, i), (p_in, row_sum) in zip(work, probs):  # stage 3: O = P V / row sum
                 o_psum = nl.zeros((nl.par_dim(qt), D), dtype=nl.float32, buffer=nl.psum)
                 for j in nl.affine_range(n_k):
-                    p_t = nl.copy(nisa.nc_transpose(p_in[iqp, j * 128 + ik]), dtype=v.dtype)  # PSUM -> SBUF
-                    o_psum += nisa.nc_matmul(p_t, v_s[j, ip, idd])
+                    # PSUM -> SBUF on the Scalar engine: the Vector engine is the busier one
+                    p_t = nisa.tensor_copy(nisa.nc_transpose(p_in[iqp, j * 128 + ik]), engine=nisa.scalar_engine,
+                                           dtype=v.dtype)
+                    o_psum += nisa.nc_matmul(p_t, v_s[h // rep][j, ip, idd])
                 o = nl.multiply(o_psum, nl.reciprocal(row_sum), dtype=q.dtype)
                 nl.store(out[b, i * qt + iqp, h, idd], value=o, mask=(i * qt + iqp < Sq))
     return out
