@@ -9,6 +9,10 @@ memory cost nothing. Both sides read the one table of Trainium numbers.
         model(x)
     print(est.total_us, est.by_op)
 
+NKI kernels are estimated for the target they are traced for (their
+platform_target or NEURON_PLATFORM_TARGET_OVERRIDE, trn2 by default); if it
+is not this estimate's target, leaving the block warns.
+
 Runs the code for real (on the emulator) and records what ran; an op on
 CPU tensors only is not counted. A custom op that runs NKI kernels counts
 as those kernels; any other custom op (whose inner ops this mode does not
@@ -18,6 +22,7 @@ see) by the roofline of its operands.
 from __future__ import annotations
 
 import math
+import warnings
 from collections import defaultdict
 
 import torch
@@ -66,6 +71,7 @@ class TrainiumEstimate(TorchDispatchMode):
         self.core = trainium.CORES[target]
         self.by_op: dict[str, list] = defaultdict(lambda: [0, 0.0])
         self._kernel_runs = 0
+        self.kernel_targets: set = set()  # the targets NKI kernels were traced for
 
     # -- totals
     @property
@@ -88,6 +94,11 @@ class TrainiumEstimate(TorchDispatchMode):
 
     def __exit__(self, *exc):
         _kernel_run_observers.remove(self._kernel_ran)
+        others = self.kernel_targets - {self.core.name}
+        if others:
+            warnings.warn(f"NKI kernels were estimated for {sorted(others)} (their platform_target or "
+                          f"NEURON_PLATFORM_TARGET_OVERRIDE), the other ops for {self.core.name}; set "
+                          f"NEURON_PLATFORM_TARGET_OVERRIDE={self.core.name} to estimate both for one target")
         return super().__exit__(*exc)
 
     def _kernel_ran(self, name, estimate):
@@ -95,6 +106,7 @@ class TrainiumEstimate(TorchDispatchMode):
         row[0] += 1
         row[1] += estimate.total_us
         self._kernel_runs += 1
+        self.kernel_targets.add(estimate.target)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}

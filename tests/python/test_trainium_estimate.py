@@ -45,3 +45,10 @@ def test_an_nki_kernel_is_charged_its_own_estimate():
 def test_an_unknown_target_is_refused():
     with pytest.raises(ValueError, match="trn9"):
         TrainiumEstimate("trn9")
+
+
+def test_kernels_estimated_for_another_target_are_flagged(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn1")
+    with pytest.warns(UserWarning, match="NEURON_PLATFORM_TARGET_OVERRIDE=trn2"):
+        with TrainiumEstimate("trn2"):
+            double(torch.randn(128, 64, device="neuron"))
