@@ -96,7 +96,7 @@ import inspect, json, sys
 from pathlib import Path
 import torch
 import kernels
-k = kernels.get_local_kernel(Path(sys.argv[1]))
+k = kernels.get_local_kernel(Path(sys.argv[1]))  # a variant directory holding metadata.json
 def signature(f):
     try:
         return str(inspect.signature(f))
@@ -169,32 +169,41 @@ def build(repo: str | Path) -> Path:
     files = _source_files(package)
     unique = _unique_id(repo, files)
     variant = repo / "build" / VARIANT
+    staging = repo / "build" / f".{VARIANT}.partial"  # becomes the variant only once complete
+    if staging.exists():
+        shutil.rmtree(staging)
+    try:
+        for f in files:
+            dst = staging / f.relative_to(package)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, dst)
+        (staging / "_ops.py").write_text(_OPS_PY.format(kernel_name=python_name, unique_id=unique))
+        depends = (list(general.get("python-depends", []))
+                   + list(general.get("neuron", {}).get("python-depends", [])))
+        metadata = {
+            "id": f"_{python_name}_neuron_{unique}",
+            "name": name,
+            "version": general["version"],
+            "license": general["license"],
+            "python-depends": depends,
+            "backend": {"type": "neuron"},
+        }
+        (staging / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
+        (staging / "symbols.json").write_text(json.dumps(_describe(repo, staging), indent=2) + "\n")
+        metadata["digest"] = _digest(staging)
+        (staging / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     if variant.exists():
         shutil.rmtree(variant)
-    for f in files:
-        dst = variant / f.relative_to(package)
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f, dst)
-    (variant / "_ops.py").write_text(_OPS_PY.format(kernel_name=python_name, unique_id=unique))
-
-    depends = list(general.get("python-depends", [])) + list(general.get("neuron", {}).get("python-depends", []))
-    metadata = {
-        "id": f"_{python_name}_neuron_{unique}",
-        "name": name,
-        "version": general["version"],
-        "license": general["license"],
-        "python-depends": depends,
-        "backend": {"type": "neuron"},
-    }
-    (variant / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
-    (variant / "symbols.json").write_text(json.dumps(_describe(repo), indent=2) + "\n")
-    metadata["digest"] = _digest(variant)
-    (variant / "metadata.json").write_text(json.dumps(metadata, indent=2) + "\n")
+    staging.rename(variant)
     return variant
 
 
-def _describe(repo: Path) -> dict:
-    done = subprocess.run([sys.executable, "-c", _DESCRIBE_PY, str(repo)], capture_output=True, text=True)
+def _describe(repo: Path, variant: Path) -> dict:
+    """Loads `variant` as the `kernels` library would and lists its symbols."""
+    done = subprocess.run([sys.executable, "-c", _DESCRIBE_PY, str(variant)], capture_output=True, text=True)
     if done.returncode != 0:
         raise KernelRepoError(f"{repo}: the built variant does not load with kernels.get_local_kernel:\n"
                               f"{done.stderr.strip()}")
@@ -206,7 +215,11 @@ def main(argv: list[str]) -> int:
         print("usage: python -m torch_neuronx.kernel_builder build <repo> [<repo> ...]", file=sys.stderr)
         return 2
     for repo in argv[1:]:
-        print(f"built {build(repo)}")
+        try:
+            print(f"built {build(repo)}")
+        except KernelRepoError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -124,7 +124,7 @@ class TrainiumEstimate(TorchDispatchMode):
         name = func._overloadpacket.__name__
         nbytes = sum(t.numel() * t.element_size() for t in inputs + outputs if t.device.type == "neuron")
         flops = _flops(func, args, kwargs, out)
-        elements = max((t.numel() for t in outputs), default=0)
+        elements = max((t.numel() for t in inputs + outputs), default=0)  # a reduction reads more than it writes
         fp32 = any(t.dtype == torch.float32 for t in inputs) and flops > 0
         engine = "scalar" if name.rstrip("_") in _SCALAR_OPS else "vector"
         seconds = trainium.roofline_s(self.core, flops=flops, hbm_bytes=nbytes,

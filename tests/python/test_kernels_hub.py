@@ -125,6 +125,13 @@ def test_a_file_changed_after_the_build_fails_the_digest(repos, tmp_path):
         kernels.get_local_kernel(repo)
 
 
+def test_a_package_that_does_not_import_leaves_no_variant(tmp_path):
+    repo = _repo(tmp_path, "broken-nki", init="import no_such_module_here\n")
+    with pytest.raises(KernelRepoError, match="no_such_module_here"):
+        build(repo)
+    assert not (repo / "build" / "torch-neuron").exists() and not list((repo / "build").iterdir())
+
+
 def test_a_build_toml_without_neuron_is_refused(repos, tmp_path):
     repo = _copy(repos["rmsnorm-nki"], tmp_path)
     toml = repo / "build.toml"
@@ -133,12 +140,16 @@ def test_a_build_toml_without_neuron_is_refused(repos, tmp_path):
         build(repo)
 
 
-def test_a_kernel_over_the_chips_limits_fails_with_the_limit(repos, tmp_path):
+def test_a_kernel_over_the_chips_limits_fails_with_the_limit(tmp_path):
     from torch_neuronx.nki import NKIError
-    attention = kernels.get_local_kernel(repos["attention-nki"])
-    q = torch.randn(1, 1, 4, 256, device="neuron")  # head_dim 256 > 128 partitions
-    with pytest.raises((NKIError, AssertionError), match="head_dim 256 > 128"):
-        attention.attention(q, q, q, 0.0625, True)
+    repo = _repo(tmp_path, "wide-nki", init=(
+        "import nki\nimport nki.language as nl\nfrom . import layers\n\n\n"
+        "@nki.jit\ndef copy_rows(x):  # one tile of all rows: more than 128 partitions\n"
+        "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+        "    nl.store(out[:, :], value=nl.load(x[:, :]))\n    return out\n"))
+    wide = kernels.get_local_kernel(build(repo).parents[1])
+    with pytest.raises(NKIError, match="partition dimension 256 .* exceeds the limit of 128"):
+        wide.copy_rows(torch.randn(256, 64, device="neuron"))
 
 
 # ------------------------------------------------- layer flags at this pin (0.18.3)
@@ -147,18 +158,24 @@ class _Double(nn.Module):
         return x * 2
 
 
-def _flag_repo(tmp_path, **flags) -> Path:
-    short = {"has_backward": "hb", "can_torch_compile": "tc"}
-    repo = tmp_path / "-".join(["double"] + [f"{short[k]}{int(v)}" for k, v in flags.items()])
-    pkg = repo / "torch-ext" / repo.name.replace("-", "_")
+def _repo(tmp_path, name, init="from . import layers\n", layers="") -> Path:
+    """A kernel repository `name` in tmp_path with the given package files."""
+    repo = tmp_path / name
+    pkg = repo / "torch-ext" / name.replace("-", "_")
     (pkg / "layers").mkdir(parents=True)
     (repo / "build.toml").write_text((kernel_repos.REPOS / "rmsnorm-nki" / "build.toml").read_text()
-                                     .replace("rmsnorm-nki", repo.name))
-    (pkg / "__init__.py").write_text("from . import layers\n")
+                                     .replace("rmsnorm-nki", name))
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "layers" / "__init__.py").write_text(layers)
+    return repo
+
+
+def _flag_repo(tmp_path, **flags) -> Path:
+    short = {"has_backward": "hb", "can_torch_compile": "tc"}
+    name = "-".join(["double"] + [f"{short[k]}{int(v)}" for k, v in flags.items()])
     body = "".join(f"    {k} = {v}\n" for k, v in flags.items())
-    (pkg / "layers" / "__init__.py").write_text(
-        "import torch.nn as nn\n\n\nclass Double(nn.Module):\n" + body +
-        "\n    def forward(self, x):\n        return x * 3  # marks the kernel's forward\n")
+    repo = _repo(tmp_path, name, layers="import torch.nn as nn\n\n\nclass Double(nn.Module):\n" + body +
+                 "\n    def forward(self, x):\n        return x * 3  # marks the kernel's forward\n")
     build(repo)
     return repo
 

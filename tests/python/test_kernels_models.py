@@ -71,6 +71,28 @@ def test_inference_runs_the_kernels_with_the_same_logits_and_greedy_tokens(arch)
     assert torch.equal(model.generate(ids[:1], **gen).cpu(), ref.generate(ids[:1], **gen).cpu())
 
 
+def test_padded_batches_and_compiled_generation_use_sdpas_masks():
+    # A left-padded batch (a padding mask) and generate under torch.compile
+    # (which always passes a mask) reach the kernel as an additive bias.
+    from transformers import CompileConfig
+    ref = tiny_causal_lm("llama")
+    model = _kernelized(ref, Mode.INFERENCE)
+    ids = _ids((2, 10))
+    mask = torch.ones_like(ids)
+    mask[1, :4] = 0
+    ids[1, :4] = 0  # pad_token_id
+    gen = dict(attention_mask=mask, max_new_tokens=5, do_sample=False)
+    torch_neuronx.clear_op_tracking()
+    out = model.generate(ids, **gen)
+    assert "nki::attention_kernel" in _nki_runs()
+    assert torch.equal(out.cpu(), ref.generate(ids, **gen).cpu())
+    compiled = dict(gen, cache_implementation="static",
+                    compile_config=CompileConfig(backend="neuron", fullgraph=False, dynamic=False))
+    torch_neuronx.clear_op_tracking()
+    assert torch.equal(model.generate(ids, **compiled).cpu(), out.cpu())
+    assert torch_neuronx.get_dynamo_metrics()["frames_compiled"] >= 1 and "nki::attention_kernel" in _nki_runs()
+
+
 def test_training_backpropagates_through_the_kernels():
     ref = tiny_causal_lm("llama").train()
     model = _kernelized(ref, Mode.TRAINING)
@@ -103,7 +125,9 @@ def test_compiled_training_step_through_the_kernels():
     ref = tiny_causal_lm("llama").train()
     model = _kernelized(ref, Mode.TRAINING | Mode.TORCH_COMPILE)
     ids = _ids()
+    torch_neuronx.clear_op_tracking()
     loss = torch.compile(model, backend="neuron", fullgraph=True)(ids, labels=ids).loss
+    assert _nki_runs() == LM_KERNELS
     loss.backward()
     ref(ids, labels=ids).loss.backward()
     assert torch_neuronx.get_dynamo_metrics()["graph_breaks"] == 0
@@ -137,13 +161,17 @@ def test_vit_inference_training_and_compile():
 
     compiled = torch.compile(_kernelized(ref, Mode.INFERENCE | Mode.TORCH_COMPILE, VIT_MAPPING),
                              backend="neuron", fullgraph=True)
+    torch_neuronx.clear_op_tracking()
     _close(compiled(x).logits, ref(x).logits)
+    assert _nki_runs() == {"nki::gelu_kernel", "nki::attention_kernel"}
     assert torch_neuronx.get_dynamo_metrics()["graph_breaks"] == 0
 
     ref.train()
     model = _kernelized(ref, Mode.TRAINING, VIT_MAPPING)
     labels = torch.tensor([1, 3], device="neuron")
+    torch_neuronx.clear_op_tracking()
     model(x, labels=labels).loss.backward()
+    assert _nki_runs() == {"nki::gelu_kernel", "nki::attention_kernel"}
     ref(x, labels=labels).loss.backward()
     for p, q in zip(model.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad.cpu(), q.grad.cpu(), rtol=1e-4, atol=1e-5)

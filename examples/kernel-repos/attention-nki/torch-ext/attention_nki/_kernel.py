@@ -1,8 +1,8 @@
 """Fused attention forward as an NKI kernel, after AWS's fused self-attention
 tutorial: per (batch, head) and per tile of 128 queries, S = Q K^T on the
-Tensor engine into PSUM, the mask (causal, aligned to the end of the keys as
-a KV cache is, or the key tail) by affine_select on the tiles that need it,
-the row max on the Vector engine, exp(scale * (S - max)) and its row sum in
+Tensor engine into PSUM, the mask (a caller's mask as an additive bias;
+else causal, aligned to the end of the keys as a KV cache is, or the key
+tail, by affine_select on the tiles that need it), the row max on the Vector engine, exp(scale * (S - max)) and its row sum in
 one Scalar-engine activation, P^T by nc_transpose and O = P V accumulated in
 PSUM over tiles of 128 keys, then O / rowsum stored in Transformers' (batch,
 seq, heads, head_dim) layout. Grouped-query attention reads key/value head
@@ -18,16 +18,23 @@ import numpy as np
 NEG = -3.4028234663852886e38  # fp32 min, as neuronx-cc masks
 
 
+def tile_sizes(sq, sk):
+    """(query tile, query tiles, key tiles): what a bias must be padded to."""
+    qt = min(128, sq)
+    return qt, math.ceil(sq / qt), math.ceil(sk / 128)
+
+
 @nki.jit
-def attention_kernel(q, k, v, scale, causal):
-    """q: (B, H, Sq, D); k, v: (B, Hkv, Sk, D). Returns (B, Sq, H, D)."""
+def attention_kernel(q, k, v, bias, scale, causal):
+    """q: (B, H, Sq, D); k, v: (B, Hkv, Sk, D); bias None or fp32 (1 or B,
+    1 or H, n_q * qt, n_k * 128) added to Q K^T before the scale (padded:
+    large negative in the key padding). Returns (B, Sq, H, D)."""
     B, H, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     assert D <= 128, f"head_dim {D} > 128: the contraction of Q K^T must fit the 128 partitions"
     out = nl.ndarray((B, Sq, H, D), dtype=q.dtype, buffer=nl.shared_hbm)
     rep = H // Hkv
-    qt = min(128, Sq)
-    n_q, n_k = math.ceil(Sq / qt), math.ceil(Sk / 128)
+    qt, n_q, n_k = tile_sizes(Sq, Sk)
     past = Sk - Sq  # causal: query i sees keys <= i + past
     ip = nl.arange(128)[:, None]
     iq = nl.arange(qt)[None, :]
@@ -60,8 +67,13 @@ def attention_kernel(q, k, v, scale, causal):
             for h, i in work:  # stage 1: S = Q K^T, masked where needed
                 q_t = nl.load_transpose2d(q[b, h, i * qt + nl.arange(qt)[:, None], idd], mask=(i * qt + iq < Sq))
                 s_sb = nl.ndarray((nl.par_dim(qt), n_k * 128), dtype=nl.float32)
-                for j in nl.affine_range(n_k):
+                for j in nl.static_range(n_k):  # static: the masking below depends on j at trace time
                     s_psum = nisa.nc_matmul(q_t, k_t[h // rep][j, ipd, ik])
+                    if bias is not None:  # the caller's mask, as an additive bias
+                        b_tile = nl.load(bias[b if bias.shape[0] > 1 else 0, h if bias.shape[1] > 1 else 0,
+                                              i * qt + iqp, j * 128 + ik])
+                        s_sb[iqp, j * 128 + ik] = nl.add(s_psum, b_tile, dtype=nl.float32)
+                        continue
                     if causal and j * 128 + 127 > i * qt + past:  # the tile reaches past the diagonal
                         keep = i * qt + past + iqp >= j * 128 + ik
                     elif not causal and (j + 1) * 128 > Sk:  # the key tail

@@ -22,9 +22,12 @@ def _rows_per_partition(rows, hidden):
 
 @nki.jit
 def rmsnorm_kernel(x, w, eps):
-    """x: (rows, hidden) in HBM, w: (hidden,). Returns y like x."""
+    """x: (rows, hidden) in HBM, w: (hidden,). Returns y in x's dtype (fp32
+    when w's dtype differs)."""
     rows, hidden = x.shape
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    # weight * normed: different float dtypes promote to fp32, as in PyTorch
+    out_dtype = x.dtype if x.dtype == w.dtype else nl.float32
+    out = nl.ndarray(x.shape, dtype=out_dtype, buffer=nl.shared_hbm)
     r = _rows_per_partition(rows, hidden)
     if r > 1:
         ip = nl.arange(128)[:, None, None]
@@ -37,7 +40,7 @@ def rmsnorm_kernel(x, w, eps):
             x_tile = nl.load(x[rows_i, iy], dtype=nl.float32)
             mean_sq = nl.sum(nl.square(x_tile), axis=[2], keepdims=True) / hidden
             normed = nl.multiply(x_tile, nl.rsqrt(mean_sq + eps), dtype=x.dtype)
-            nl.store(out[rows_i, iy], value=nl.multiply(normed, w_b, dtype=x.dtype))
+            nl.store(out[rows_i, iy], value=nl.multiply(normed, w_b, dtype=out_dtype))
         return out
     ip = nl.arange(128)[:, None]
     iy = nl.arange(hidden)[None, :]
@@ -47,5 +50,5 @@ def rmsnorm_kernel(x, w, eps):
         x_tile = nl.load(x[i * 128 + ip, iy], mask=live, dtype=nl.float32)
         mean_sq = nl.sum(nl.square(x_tile), axis=[1], mask=live) / hidden
         normed = nl.multiply(x_tile, nl.rsqrt(mean_sq + eps), dtype=x.dtype)
-        nl.store(out[i * 128 + ip, iy], value=nl.multiply(normed, w_b, dtype=x.dtype), mask=live)
+        nl.store(out[i * 128 + ip, iy], value=nl.multiply(normed, w_b, dtype=out_dtype), mask=live)
     return out

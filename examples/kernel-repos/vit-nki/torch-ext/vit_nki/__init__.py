@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from ._kernels import gelu_kernel, layer_norm_kernel, linear_gelu_kernel
+from ._kernels import W_T_SBUF_BYTES, gelu_kernel, layer_norm_kernel, linear_gelu_kernel
 from ._ops import add_op_namespace_prefix, ops
 
 
@@ -34,6 +34,10 @@ def linear_gelu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> to
     """gelu(x @ weight.T + bias): nn.Linear then GELU, in one kernel."""
     if x.shape[-1] != weight.shape[1]:
         raise ValueError(f"linear_gelu: x's last dimension {x.shape[-1]} differs from weight's {weight.shape[1]}")
+    if weight.numel() * x.element_size() > W_T_SBUF_BYTES * 128:
+        raise ValueError(f"linear_gelu: the weight {tuple(weight.shape)} in {x.dtype} needs "
+                         f"{weight.numel() * x.element_size() // 128 // 1024} KiB per SBUF partition, over the "
+                         f"kernel's {W_T_SBUF_BYTES // 1024} KiB; split the projection or use nn.Linear + GELU")
     w = weight.to(x.dtype).contiguous()
     out = linear_gelu_kernel(_rows(x), w, bias.contiguous())
     return out.reshape(*x.shape[:-1], weight.shape[0])

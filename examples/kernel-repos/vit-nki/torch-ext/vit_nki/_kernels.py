@@ -11,6 +11,9 @@ import nki.isa as nisa
 import nki.language as nl
 
 
+W_T_SBUF_BYTES = 160 * 1024  # per partition, for W^T kept in SBUF by linear_gelu_kernel
+
+
 def _chunk(n, most):
     """The widest block of at most `most` dividing n."""
     return max(c for c in range(1, min(n, most) + 1) if n % c == 0)
@@ -58,7 +61,7 @@ def linear_gelu_kernel(x, w, b):
     kt, mt = _chunk(K, 128), _chunk(M, 512)
     wt = _chunk(mt, 128)  # rows of w per DMA transpose (divides mt)
     n_k, n_m = K // kt, M // mt
-    assert n_k * M * 4 <= 160 * 1024, f"W^T ({K} x {M}) does not fit SBUF beside the activations"
+    assert K * M * 2 <= W_T_SBUF_BYTES * 128, f"W^T ({K} x {M}) does not fit SBUF beside the activations"
     out = nl.ndarray((rows, M), dtype=x.dtype, buffer=nl.shared_hbm)
     ipk = nl.arange(kt)[:, None]
     ifk = nl.arange(kt)[None, :]

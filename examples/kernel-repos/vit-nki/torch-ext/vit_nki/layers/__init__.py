@@ -3,7 +3,8 @@ the layer it replaces.
 
 - `GeLU`: Transformers' `GeLU` activation (decorated in Transformers, so
   `kernels.kernelize` swaps it with a plain mapping).
-- `ViTMLP` (fc1 + GELU fused, then fc2) and `ViTLayer` (both layer norms as
+- `ViTMLP` (fc1 + GELU fused, then fc2; another `hidden_act` keeps the
+  unfused path) and `ViTLayer` (both layer norms as
   kernels; attention and MLP through the layer's own modules, which may be
   kernels too): ViT's classes are not decorated, so these come with
   `ViTMLPLayout` / `ViTLayerLayout`, the classes Transformers patches in for
@@ -32,6 +33,8 @@ class ViTMLP(nn.Module):
     has_backward = True
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        if type(self.activation_fn).__name__ != "GELUActivation":  # the kernel's GELU is the erf form
+            return self.fc2(self.activation_fn(self.fc1(hidden_states)))
         hidden_states = linear_gelu(hidden_states, self.fc1.weight, self.fc1.bias)
         return self.fc2(hidden_states)
 
