@@ -26,6 +26,7 @@ from ._op_tracking import (clear_op_tracking, get_executed_ops, get_fallback_ops
 
 __all__ = [
     "clear_op_tracking",
+    "estimate",
     "get_executed_ops",
     "get_dynamo_metrics",
     "get_fallback_ops",
@@ -59,11 +60,12 @@ def _register() -> None:
 _register()
 
 _LAZY = {"nki": ("torch_neuronx.nki", None), "nki_op": ("torch_neuronx.nki.torch_ops", "nki_op"),
-         "wrap_nki": ("torch_neuronx.nki.torch_ops", "wrap_nki")}
+         "wrap_nki": ("torch_neuronx.nki.torch_ops", "wrap_nki"),
+         "estimate": ("torch_neuronx.trainium_estimate", "TrainiumEstimate")}
 
 
 def __getattr__(name):
-    """`torch_neuronx.nki`, `nki_op` and `wrap_nki` load on first use."""
+    """`torch_neuronx.nki`, `nki_op`, `wrap_nki` and `estimate` load on first use."""
     if name not in _LAZY:
         raise AttributeError(f"module 'torch_neuronx' has no attribute {name!r}")
     import importlib

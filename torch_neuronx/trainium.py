@@ -110,14 +110,20 @@ def hbm_bytes_per_s(core: NeuronCore) -> float:
     return core.hbm_bytes_per_s_per_chip / core.cores_per_chip
 
 
-def roofline_s(core: NeuronCore, *, flops: float = 0.0, hbm_bytes: float = 0.0, elements: float = 0.0,
-               engine: str = "vector", fp32_matmul: bool = False) -> float:
-    """Time of one op run alone on `core`: the longest of streaming its operands
-    through HBM, its matmul FLOPs at the Tensor engine's peak (fp32 at a
-    quarter [isa]) and its elementwise work on `engine` (one element per
-    partition lane per cycle), plus the fixed cost of one DMA in and one out
-    [dma]. A lower bound per op: no fusion keeps operands in SBUF."""
-    matmul = flops / core.tensor_bf16_flops * (4 if fp32_matmul else 1)
+def roofline_parts(core: NeuronCore, *, flops: float = 0.0, hbm_bytes: float = 0.0, elements: float = 0.0,
+                   engine: str = "vector", fp32_matmul: bool = False) -> dict[str, float]:
+    """Seconds one op run alone on `core` needs from each resource: "dma"
+    (its operands streamed through the core's HBM share), "tensor" (its
+    matmul FLOPs at the Tensor engine's peak, fp32 at a quarter [isa]) and
+    `engine` (its elementwise work, one element per partition lane per cycle)."""
     clock = {"vector": core.vector_clock_hz, "scalar": core.scalar_clock_hz, "gpsimd": core.gpsimd_clock_hz}[engine]
-    lanes = elements / (core.partitions * clock)
-    return max(hbm_bytes / hbm_bytes_per_s(core), matmul, lanes) + 2 * core.dma_fixed_latency_s
+    return {"dma": hbm_bytes / hbm_bytes_per_s(core),
+            "tensor": flops / core.tensor_bf16_flops * (4 if fp32_matmul else 1),
+            engine: elements / (core.partitions * clock)}
+
+
+def roofline_s(core: NeuronCore, **work) -> float:
+    """Time of one op run alone on `core`: its slowest resource
+    (roofline_parts) plus the fixed cost of one DMA in and one out [dma]. A
+    lower bound per op: no fusion keeps operands in SBUF."""
+    return max(roofline_parts(core, **work).values()) + 2 * core.dma_fixed_latency_s

@@ -5,9 +5,10 @@ alone: operands streamed through HBM, FLOPs at the Tensor engine's peak,
 elementwise work on its engine, plus one DMA in and out). Ops that only view
 memory cost nothing. Both sides read the one table of Trainium numbers.
 
-    with TrainiumEstimate("trn2") as est:
+    with torch_neuronx.estimate("trn2") as est:   # = TrainiumEstimate
         model(x)
-    print(est.total_us, est.by_op)
+    print(est.total_us, est.by_op, est.by_engine)
+    print(est.report())
 
 NKI kernels are estimated for the target they are traced for (their
 platform_target or NEURON_PLATFORM_TARGET_OVERRIDE, trn2 by default); if it
@@ -62,7 +63,10 @@ def _flops(func, args, kwargs, out) -> float:
 class TrainiumEstimate(TorchDispatchMode):
     """Records the estimated time of every op run on neuron tensors inside
     the `with` block. `by_op` maps "nki::<kernel>" and "aten::<op>" to
-    [calls, microseconds]."""
+    [calls, microseconds]; `by_engine` maps "tensor", "vector", "scalar",
+    "gpsimd" and "dma" to the microseconds each is busy (an op outside NKI
+    charges the resource that bounds it, and its fixed DMA cost to "dma";
+    engines overlap inside NKI kernels, so the sum can exceed total_us)."""
 
     def __init__(self, target: str = "trn2"):
         super().__init__()
@@ -70,6 +74,7 @@ class TrainiumEstimate(TorchDispatchMode):
             raise ValueError(f"unknown Trainium target {target!r}; choose one of {sorted(trainium.CORES)}")
         self.core = trainium.CORES[target]
         self.by_op: dict[str, list] = defaultdict(lambda: [0, 0.0])
+        self.by_engine: dict[str, float] = defaultdict(float)
         self._kernel_runs = 0
         self.kernel_targets: set = set()  # the targets NKI kernels were traced for
 
@@ -81,6 +86,16 @@ class TrainiumEstimate(TorchDispatchMode):
     @property
     def kernels_us(self) -> float:
         return sum(us for name, (_, us) in self.by_op.items() if name.startswith("nki::"))
+
+    def report(self, n: int = 10) -> str:
+        """The estimate for a person: total, NKI share, busy time per engine, top ops."""
+        lines = [f"Estimated {self.core.name} time on one {self.core.generation} core: {self.total_us:.1f} us "
+                 f"({self.kernels_us:.1f} us in NKI kernels, {sum(c for c, _ in self.by_op.values())} ops)",
+                 "busy per engine: " + ", ".join(f"{e} {us:.1f} us" for e, us in
+                                                  sorted(self.by_engine.items(), key=lambda kv: -kv[1])),
+                 f"{'op':<48} {'calls':>6} {'us':>10}"]
+        lines += [f"{op:<48} {calls:>6} {us:>10.1f}" for op, calls, us in self.top(n)]
+        return "\n".join(lines)
 
     def top(self, n: int = 8) -> list[tuple[str, int, float]]:
         """The n ops with the most estimated time: (name, calls, us)."""
@@ -107,6 +122,8 @@ class TrainiumEstimate(TorchDispatchMode):
         row[1] += estimate.total_us
         self._kernel_runs += 1
         self.kernel_targets.add(estimate.target)
+        for engine, us in estimate.engine_us.items():
+            self.by_engine[engine] += us
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -127,11 +144,15 @@ class TrainiumEstimate(TorchDispatchMode):
         elements = max((t.numel() for t in inputs + outputs), default=0)  # a reduction reads more than it writes
         fp32 = any(t.dtype == torch.float32 for t in inputs) and flops > 0
         engine = "scalar" if name.rstrip("_") in _SCALAR_OPS else "vector"
-        seconds = trainium.roofline_s(self.core, flops=flops, hbm_bytes=nbytes,
-                                      elements=0 if flops else elements, engine=engine, fp32_matmul=fp32)
+        parts = trainium.roofline_parts(self.core, flops=flops, hbm_bytes=nbytes,
+                                        elements=0 if flops else elements, engine=engine, fp32_matmul=fp32)
+        bound = max(parts, key=parts.get)
+        fixed = 2 * self.core.dma_fixed_latency_s
+        self.by_engine[bound] += parts[bound] * 1e6
+        self.by_engine["dma"] += fixed * 1e6
         row = self.by_op[f"{func.namespace}::{name}"]
         row[0] += 1
-        row[1] += seconds * 1e6
+        row[1] += (parts[bound] + fixed) * 1e6
 
 
 def speedup(base: TrainiumEstimate, fused: TrainiumEstimate) -> float:

@@ -52,3 +52,19 @@ def test_kernels_estimated_for_another_target_are_flagged(monkeypatch):
     with pytest.warns(UserWarning, match="NEURON_PLATFORM_TARGET_OVERRIDE=trn2"):
         with TrainiumEstimate("trn2"):
             double(torch.randn(128, 64, device="neuron"))
+
+
+def test_the_public_entry_point_reports_engines_and_ops():
+    import torch_neuronx
+    a = torch.randn(2048, 2048, device="neuron", dtype=torch.bfloat16)
+    with torch_neuronx.estimate() as est:
+        torch.nn.functional.silu(a @ a)  # a Tensor-bound matmul, an HBM-bound activation
+        double(torch.randn(128, 64, device="neuron"))
+    assert isinstance(est, TrainiumEstimate)
+    mm = trainium.roofline_parts(trainium.TRN2, flops=2 * 2048 ** 3, hbm_bytes=3 * 2048 * 2048 * 2)
+    assert est.by_engine["tensor"] == pytest.approx(mm["tensor"] * 1e6)
+    assert est.by_engine["vector"] == pytest.approx(last_estimate().engine_us["vector"])
+    fixed = 2 * trainium.TRN2.dma_fixed_latency_s * 1e6
+    assert est.by_engine["dma"] >= 2 * fixed  # the two unfused ops' fixed DMA cost
+    text = est.report()
+    assert "aten::mm" in text and "nki::double" in text and f"{est.total_us:.1f} us" in text
