@@ -22,7 +22,6 @@ see) by the roofline of its operands.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections import defaultdict
 
@@ -154,6 +153,3 @@ class TrainiumEstimate(TorchDispatchMode):
         row[0] += 1
         row[1] += (parts[bound] + fixed) * 1e6
 
-
-def speedup(base: TrainiumEstimate, fused: TrainiumEstimate) -> float:
-    return base.total_us / fused.total_us if fused.total_us else math.inf
