@@ -62,6 +62,7 @@ bench: build
 	$(PY) benchmarks/hf_workloads.py
 	$(PY) benchmarks/nki.py
 	$(PY) benchmarks/kernel_hub.py
+	$(PY) benchmarks/estimate_validation.py
 
 # The build/torch-neuron variants of the NKI kernel repositories (docs/kernels.md);
 # the tests and benchmarks build them too.

@@ -36,6 +36,9 @@ __all__ = [
     "reset_host_staging_stats",
     "reset_dynamo_metrics",
     "set_fallback_warnings",
+    "strict",
+    "StrictModeError",
+    "StrictModeWarning",
     "wrap_nki",
 ]
 
@@ -51,6 +54,9 @@ def _register() -> None:
     torch._register_device_module("neuron", device_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     _C._register_host_kernels()  # CPU kernels over composite ones, once every library is loaded
+    from . import trace_estimate
+
+    _C._set_trace_estimator(trace_estimate.estimate_activities)  # the profiler's estimated-Trainium2 track
     from . import _distributed, _exit
 
     _distributed.register()
@@ -61,11 +67,17 @@ _register()
 
 _LAZY = {"nki": ("torch_neuronx.nki", None), "nki_op": ("torch_neuronx.nki.torch_ops", "nki_op"),
          "wrap_nki": ("torch_neuronx.nki.torch_ops", "wrap_nki"),
-         "estimate": ("torch_neuronx.trainium_estimate", "TrainiumEstimate")}
+         "estimate": ("torch_neuronx.trainium_estimate", "TrainiumEstimate"),
+         "strict": ("torch_neuronx.strict_mode", "strict"),
+         "StrictModeError": ("torch_neuronx.strict_mode", "StrictModeError"),
+         "StrictModeWarning": ("torch_neuronx.strict_mode", "StrictModeWarning")}
+
+if __import__("os").environ.get("TORCH_NEURONX_STRICT"):  # the environment's mode takes effect at import
+    from .strict_mode import StrictModeError, StrictModeWarning, strict  # noqa: F401
 
 
 def __getattr__(name):
-    """`torch_neuronx.nki`, `nki_op`, `wrap_nki` and `estimate` load on first use."""
+    """`torch_neuronx.nki`, `nki_op`, `wrap_nki`, `estimate` and strict mode's names load on first use."""
     if name not in _LAZY:
         raise AttributeError(f"module 'torch_neuronx' has no attribute {name!r}")
     import importlib

@@ -1,4 +1,5 @@
-"""``python -m torch_neuronx info``: a neuron-ls-style listing of the devices."""
+"""``python -m torch_neuronx info``: a neuron-ls-style listing of the devices.
+``python -m torch_neuronx report [run.json]``: the summary of a strict-mode run record."""
 
 import argparse
 import sys
@@ -10,7 +11,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torch_neuronx")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("info", help="list the NeuronCores, their memory, the driver and the settings in effect")
+    report = sub.add_parser("report", help="summarise a strict-mode run record (TORCH_NEURONX_STRICT=warn "
+                                           "with TORCH_NEURONX_REPORT=run.json writes one)")
+    report.add_argument("record", nargs="?", help="the run record (default: $TORCH_NEURONX_REPORT)")
     args = parser.parse_args(argv)
+    if args.command == "report":
+        from ._strict_report import main as report_main
+
+        return report_main(args.record)
     if args.command in (None, "info"):
         print(info_text(), end="")
         return 0

@@ -7,6 +7,7 @@ csrc/distributed/). Under torchrun the rank's current device becomes
 
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -53,6 +54,9 @@ def _create_backend(common_opts, backend_opts):
     if local_rank is not None and count:
         torch.neuron.set_device(int(local_rank) % count)
     store, rank, size, timeout = common_opts.store, common_opts.group_rank, common_opts.group_size, common_opts.timeout
+    strict = sys.modules.get("torch_neuronx.strict_mode")  # loaded when strict mode was ever on
+    if strict is not None:
+        strict.check_process_group(size)  # more ranks on this host than the emulated instance has cores
     hosts = _host_span(store, rank, size, timeout, str(common_opts.group_id)) if size > 1 else None
     if hosts is None:
         return _C._create_process_group(store, rank, size, timeout.total_seconds(), str(common_opts.group_id))

@@ -25,6 +25,7 @@ before it; the flush's own GraphTask holds no Python object.
 """
 
 import atexit
+import sys
 
 import torch
 
@@ -51,6 +52,9 @@ def _flush_autograd_device_threads() -> None:
 
 
 def _before_finalization() -> None:
+    strict = sys.modules.get("torch_neuronx.strict_mode")
+    if strict is not None:  # strict mode's last memory check, report (warn) and run record
+        strict.at_exit()
     _C._drain_process_groups(_DRAIN_LIMIT_S)
     _flush_autograd_device_threads()
 

@@ -2,8 +2,11 @@
 NKI kernels by the NKI cost model (instruction level, torch_neuronx.nki.cost)
 and every other op by the per-op roofline of torch_neuronx.trainium (the op
 alone: operands streamed through HBM, FLOPs at the Tensor engine's peak,
-elementwise work on its engine, plus one DMA in and out). Ops that only view
-memory cost nothing. Both sides read the one table of Trainium numbers.
+elementwise work on its engine, plus one DMA in and out). c10d collectives
+(torch.distributed on neuron tensors) are charged by the collective model of
+torch_neuronx.trainium_collectives for their process group's size, as
+"c10d::<op>" and engine "collective". Ops that only view memory cost nothing.
+All of it reads the one table of Trainium numbers.
 
     with torch_neuronx.estimate("trn2") as est:   # = TrainiumEstimate
         model(x)
@@ -30,6 +33,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from . import trainium
+from .trainium_collectives import collective_s
 from .nki.jit import run_observers as _kernel_run_observers
 
 # Transcendentals run on the Scalar engine's lookup tables; other elementwise
@@ -38,6 +42,33 @@ _SCALAR_OPS = {"exp", "log", "sigmoid", "silu", "gelu", "tanh", "rsqrt", "sqrt",
                "softmax", "_softmax", "log_softmax", "_log_softmax", "reciprocal"}
 _FREE_OPS = {"empty", "empty_strided", "empty_like", "detach", "lift_fresh", "_local_scalar_dense", "alias",
              "_unsafe_view", "_reshape_alias"}  # metadata only (not flagged is_view)
+# c10d ops (what torch.distributed calls dispatch to) -> collective kind
+_C10D_KINDS = {"allreduce_": "all_reduce", "allreduce_coalesced_": "all_reduce", "allgather_": "all_gather",
+               "_allgather_base_": "all_gather", "allgather_coalesced_": "all_gather",
+               "allgather_into_tensor_coalesced_": "all_gather", "reduce_scatter_": "reduce_scatter",
+               "_reduce_scatter_base_": "reduce_scatter", "reduce_scatter_tensor_coalesced_": "reduce_scatter",
+               "broadcast_": "broadcast", "alltoall_": "all_to_all", "alltoall_base_": "all_to_all",
+               "send": "send", "recv_": "recv", "recv_any_source_": "recv", "barrier": "barrier",
+               "monitored_barrier_": "barrier", "reduce_": "reduce", "gather_": "gather", "scatter_": "scatter"}
+
+
+def _group_size(args) -> int:
+    """The size of the process group among a c10d op's arguments (a
+    ScriptObject; ReduceOp objects are ScriptObjects too)."""
+    import torch.distributed as dist
+    for a in args:
+        if isinstance(a, torch.ScriptObject):
+            try:
+                return dist.ProcessGroup.unbox(a).size()
+            except (RuntimeError, TypeError):
+                continue
+    return dist.get_world_size()
+
+
+def _larger_buffer_bytes(args) -> int:
+    """nccl-tests' "size": the bytes of the largest tensor argument (a list
+    of tensors counts as one buffer): all_gather's output, reduce_scatter's input."""
+    return max((sum(t.numel() * t.element_size() for t in _tensors(a)) for a in args), default=0)
 
 
 def _tensors(tree):
@@ -62,8 +93,9 @@ def _flops(func, args, kwargs, out) -> float:
 class TrainiumEstimate(TorchDispatchMode):
     """Records the estimated time of every op run on neuron tensors inside
     the `with` block. `by_op` maps "nki::<kernel>" and "aten::<op>" to
-    [calls, microseconds]; `by_engine` maps "tensor", "vector", "scalar",
-    "gpsimd" and "dma" to the microseconds each is busy (an op outside NKI
+    [calls, microseconds] (and "c10d::<op>" for collectives); `by_engine`
+    maps "tensor", "vector", "scalar", "gpsimd", "dma" and "collective" to
+    the microseconds each is busy (an op outside NKI
     charges the resource that bounds it, and its fixed DMA cost to "dma";
     engines overlap inside NKI kernels, so the sum can exceed total_us)."""
 
@@ -133,8 +165,19 @@ class TrainiumEstimate(TorchDispatchMode):
         inputs, outputs = _tensors((args, kwargs)), _tensors(out)
         if not _on_neuron(inputs + outputs) or func.is_view or func._overloadpacket.__name__ in _FREE_OPS:
             return out
-        self._record(func, args, kwargs, out, inputs, outputs)
+        name = func._overloadpacket.__name__
+        if func.namespace == "c10d" and name in _C10D_KINDS:
+            self._record_collective(name, args)
+        else:
+            self._record(func, args, kwargs, out, inputs, outputs)
         return out
+
+    def _record_collective(self, name, args):
+        us = collective_s(self.core, _C10D_KINDS[name], _larger_buffer_bytes(args), _group_size(args)) * 1e6
+        self.by_engine["collective"] += us
+        row = self.by_op[f"c10d::{name}"]
+        row[0] += 1
+        row[1] += us
 
     def _record(self, func, args, kwargs, out, inputs, outputs):
         name = func._overloadpacket.__name__

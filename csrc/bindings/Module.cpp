@@ -5,6 +5,7 @@
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include "bindings/TraceBindings.h"
 #include "dispatch/NeuronHostDispatch.h"
 #include "dispatch/NeuronOpTracking.h"
 #include "dispatch/NeuronOutputScope.h"
@@ -21,6 +22,7 @@ using namespace torch_neuronx;
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "TorchNeuron core bindings";
+  bind_trace(m);
 
   // Runtime state.
   m.def("_lazy_init", &lazy_init);

@@ -18,6 +18,7 @@ void copying_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stac
   std::optional<c10::Device> device = check_same_device(op, *stack, first);
   if (device) substitute_generators(op, *stack, first, *device);
   record_fallback(c10::toString(schema.operator_name()));
+  trace::ActivityScope activity(trace::Kind::kOp, schema.operator_name().name, "copying fallback");
   if (device) wait_for_producers(device->index());
   at::native::cpu_fallback(op, stack);
 }

@@ -43,6 +43,7 @@
 
 #include "dispatch/NeuronArgumentChecks.h"
 #include "dispatch/NeuronCopyingFallback.h"
+#include "dispatch/NeuronObserveArguments.h"
 #include "dispatch/NeuronOpTracking.h"
 #include "dispatch/NeuronOutputScope.h"
 #include "dispatch/NeuronSparseMembers.h"
@@ -290,6 +291,8 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     return;
   }
   substitute_generators(op, *stack, first, *device);
+  trace::ActivityScope activity(trace::Kind::kOp, op.schema().operator_name().name, "host dispatch");
+  if (C10_UNLIKELY(activity.on() || strict::active())) observe_arguments(op, *stack, first, activity);
   wait_for_producers(device->index());
   HostCall call(*device);
   for (size_t i = first; i < stack->size(); ++i) (*stack)[i] = call.to_host((*stack)[i]);
@@ -301,8 +304,17 @@ void host_dispatch(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   call.write_back_sparse_arguments();
   const size_t num_returns = schema.returns().size();
   for (size_t i = stack->size() - num_returns; i < stack->size(); ++i) (*stack)[i] = call.to_device((*stack)[i]);
-  if (call.copied_an_output()) record_fallback(c10::toString(schema.operator_name()));
-  else record_host_dispatch(op);
+  if (activity.on()) {
+    for (size_t i = stack->size() - num_returns; i < stack->size(); ++i) {
+      if ((*stack)[i].isTensor()) activity.add_output((*stack)[i].toTensor());
+    }
+  }
+  if (call.copied_an_output()) {
+    activity.set_detail("copying fallback");
+    record_fallback(c10::toString(schema.operator_name()));
+  } else {
+    record_host_dispatch(op);
+  }
 }
 
 std::vector<at::Tensor> run_on_host(c10::Device device, const std::vector<at::Tensor>& inputs,

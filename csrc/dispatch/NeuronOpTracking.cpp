@@ -60,6 +60,7 @@ void record_fallback(const std::string& op) {
     r.fallbacks[op]++;
     first = r.warned.insert(op).second;
   }
+  if (strict::active()) strict::report("fallback", op, "runs on the host CPU with copies of its arguments");
   if (first && r.warn.load()) {
     TORCH_WARN("neuron: '", op,
                "' has no native kernel yet and runs on the CPU with copies of its arguments "

@@ -173,9 +173,26 @@ struct Kernels {
   template <class O>
   static void run(O& op, const at::Tensor& self, const Rest&... rest) {
     counter->hit();
+    trace::ActivityScope activity(trace::Kind::kOp, counter->name(), "native");
+    if (C10_UNLIKELY(activity.on() || strict::active())) observe(activity, self, rest...);
     wait_for_producers(op.maybe_get_output(0).device().index());
     op.impl(self, rest..., op.maybe_get_output(0));
     op.finish();
+    activity.add_output(op.maybe_get_output(0));
+  }
+
+  // The tensor arguments for the trace, and float64 compute for strict mode.
+  static void observe(trace::ActivityScope& activity, const at::Tensor& self, const Rest&... rest) {
+    auto see = [&](const at::Tensor* t) {
+      if (t == nullptr || !t->defined()) return;
+      activity.add_input(*t);
+      if (strict::active() && t->is_privateuseone() &&
+          (t->scalar_type() == at::kDouble || t->is_complex())) {
+        strict::report("float64", counter->name(), std::string("computes in ") + c10::toString(t->scalar_type()));
+      }
+    };
+    see(&self);
+    (see(tensor_or_null(rest)), ...);
   }
 
   template <class... A>

@@ -10,6 +10,7 @@
 #include "distributed/HostBuffers.h"
 #include "distributed/MultiHostCollectives.h"
 #include "distributed/NeuronWork.h"
+#include "profiler/NeuronTrace.h"
 #include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {
@@ -222,7 +223,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::collectives(c10d::OpType type
   if (def.check) {
     for (const dist::HostCall& call : calls) def.check(def, call, getSize());
   }
-  return enqueue(type, std::move(outputs), [this, &def, calls = std::move(calls), fill = std::move(fill)]() mutable {
+  const int32_t device = outputs.empty() || !outputs[0].is_privateuseone() ? -1 : outputs[0].device().index();
+  const uint64_t correlation = trace::current_correlation();
+  return enqueue(type, std::move(outputs), [this, &def, calls = std::move(calls), fill = std::move(fill), device,
+                                            correlation, bytes]() mutable {
+    trace::ActivityScope activity(trace::Kind::kCollective, "c10d::" + std::string(def.name),
+                                  multi_ ? "shared memory, Gloo between hosts" : "shared memory");
+    if (activity.on()) {
+      if (device >= 0) activity.set_device(device);
+      activity.set_correlation(correlation);
+      activity.set_bytes(static_cast<int64_t>(bytes));
+      activity.set_world(getSize());
+    }
     dist::HostBuffers buffers;
     for (size_t i = 0; i < calls.size(); ++i) {
       fill(buffers, calls[i], i);

@@ -18,12 +18,16 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
                                     at::IntArrayRef output_padding, int64_t groups) {
   NEURON_COUNT_OP("aten::convolution_overrideable");
-  return run_on_host(input.device(), {input, weight, bias.value_or(at::Tensor())}, [&](const auto& h) {
-           std::optional<at::Tensor> b = h[2].defined() ? std::optional<at::Tensor>(h[2]) : std::nullopt;
-           return std::vector<at::Tensor>{
-               at::convolution(h[0], h[1], b, stride, padding, dilation, transposed, output_padding, groups)};
-         })
-      .front();
+  neuron_op_activity_.add_input(input);
+  neuron_op_activity_.add_input(weight);
+  at::Tensor out = run_on_host(input.device(), {input, weight, bias.value_or(at::Tensor())}, [&](const auto& h) {
+                     std::optional<at::Tensor> b = h[2].defined() ? std::optional<at::Tensor>(h[2]) : std::nullopt;
+                     return std::vector<at::Tensor>{
+                         at::convolution(h[0], h[1], b, stride, padding, dilation, transposed, output_padding, groups)};
+                   })
+                       .front();
+  neuron_op_activity_.add_output(out);
+  return out;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
@@ -38,6 +42,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
                                                  dilation, transposed, output_padding, groups, output_mask);
     return std::vector<at::Tensor>{gi, gw, gb};
   });
+  neuron_op_activity_.add_input(grad_output);
+  neuron_op_activity_.add_input(input);
+  neuron_op_activity_.add_input(weight);
   return {out[0], out[1], out[2]};
 }
 

@@ -61,13 +61,28 @@ void copy_through_host(const at::Tensor& src, const at::Tensor& dst) {
   to.finish();
 }
 
+const char* direction(const at::Tensor& src, const at::Tensor& dst) {
+  if (src.is_privateuseone() && dst.is_privateuseone()) return "Memcpy DtoD";
+  return src.is_privateuseone() ? "Memcpy DtoH" : "Memcpy HtoD";
+}
+
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  NEURON_COUNT_OP("aten::_copy_from");
+  NEURON_COUNT_METADATA_OP("aten::_copy_from");  // traced as a copy, below
   TORCH_CHECK(self.defined() && dst.defined(), "_copy_from: undefined source or destination tensor");
   TORCH_CHECK((self.is_privateuseone() || self.is_cpu()) && (dst.is_privateuseone() || dst.is_cpu()),
               "copies to or from neuron tensors support cpu and neuron devices, got ", self.device(),
               " -> ", dst.device());
   if (dst.numel() == 0) return dst;
+  const int64_t bytes = static_cast<int64_t>(dst.numel()) * dst.element_size();
+  if (strict::active() && self.is_privateuseone() && dst.is_cpu()) {
+    strict::report("host_sync", "aten::_copy_from",
+                   c10::str(self.device(), " -> cpu, ", bytes, " bytes (.cpu(), .to(\"cpu\"), .tolist(), .numpy())"));
+  }
+  const at::Tensor& neuron_side = self.is_privateuseone() ? self : dst;
+  trace::ActivityScope activity(trace::Kind::kCopy, direction(self, dst),
+                                self.dtype() == dst.dtype() ? "" : "with dtype conversion");
+  activity.set_device(neuron_side.device().index());
+  activity.set_bytes(bytes);
   if (same_dense_layout(self, dst)) {
     copy_dense(self, dst, non_blocking);
   } else {

@@ -45,7 +45,7 @@ c10::DeviceIndex target_device(std::optional<c10::Device> device, std::optional<
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                                std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                                std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
-  NEURON_COUNT_OP("aten::empty.memory_format");
+  NEURON_COUNT_METADATA_OP("aten::empty.memory_format");
   c10::DeviceIndex index = target_device(device, pin_memory, layout);
   const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, index));
   return at::detail::empty_generic(size, &caching_allocator(), kNeuronKeys, c10::dtype_or_default(dtype),
@@ -55,7 +55,7 @@ at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarT
 at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
                          std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                          std::optional<bool> pin_memory) {
-  NEURON_COUNT_OP("aten::empty_strided");
+  NEURON_COUNT_METADATA_OP("aten::empty_strided");
   c10::DeviceIndex index = target_device(device, pin_memory, layout);
   const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, index));
   return at::detail::empty_strided_generic(size, stride, &caching_allocator(), kNeuronKeys,
@@ -67,7 +67,7 @@ at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::op
 at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
                                  std::optional<c10::Layout> layout, std::optional<c10::Device> device,
                                  std::optional<bool> pin_memory) {
-  NEURON_COUNT_OP("aten::_efficientzerotensor");
+  NEURON_COUNT_METADATA_OP("aten::_efficientzerotensor");
   c10::Device d(c10::DeviceType::PrivateUse1, target_device(device, pin_memory, layout));
   at::native::ZeroTensorAllocator allocator(d);
   const c10::DispatchKeySet keys = kNeuronKeys | c10::DispatchKeySet(c10::DispatchKey::ZeroTensor);
@@ -76,23 +76,23 @@ at::Tensor efficient_zero_tensor(c10::IntArrayRef size, std::optional<c10::Scala
 
 at::Tensor as_strided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
                       std::optional<c10::SymInt> storage_offset) {
-  NEURON_COUNT_OP("aten::as_strided");
+  NEURON_COUNT_METADATA_OP("aten::as_strided");
   return at::cpu::as_strided_symint(self, size, stride, std::move(storage_offset));
 }
 
 at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size) {
-  NEURON_COUNT_OP("aten::view");
+  NEURON_COUNT_METADATA_OP("aten::view");
   return at::native::view(self, C10_AS_INTARRAYREF_SLOW(size));
 }
 
 at::Tensor reshape_alias(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
-  NEURON_COUNT_OP("aten::_reshape_alias");
+  NEURON_COUNT_METADATA_OP("aten::_reshape_alias");
   return at::native::_reshape_alias(self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride));
 }
 
 const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
                           std::optional<c10::MemoryFormat> memory_format) {
-  NEURON_COUNT_OP("aten::resize_");
+  NEURON_COUNT_METADATA_OP("aten::resize_");
   // Growth happens on the device first (a new block, the old bytes copied on
   // the stream), so ATen's CPU resize finds the storage large enough and
   // never copies device bytes with host stores.
@@ -105,28 +105,29 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
 
 at::Tensor& set_source_storage_offset(at::Tensor& self, at::Storage source, int64_t offset,
                                       c10::IntArrayRef size, c10::IntArrayRef stride) {
-  NEURON_COUNT_OP("aten::set_.source_Storage_storage_offset");
+  NEURON_COUNT_METADATA_OP("aten::set_.source_Storage_storage_offset");
   return at::cpu::set_(self, source, offset, size, stride);
 }
 
 at::Tensor& set_source_storage(at::Tensor& self, at::Storage source) {
-  NEURON_COUNT_OP("aten::set_.source_Storage");
+  NEURON_COUNT_METADATA_OP("aten::set_.source_Storage");
   return at::native::set_(self, source);
 }
 
 at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source) {
-  NEURON_COUNT_OP("aten::set_.source_Tensor");
+  NEURON_COUNT_METADATA_OP("aten::set_.source_Tensor");
   return at::native::set_tensor_(self, source);
 }
 
 at::Tensor& set_empty(at::Tensor& self) {
-  NEURON_COUNT_OP("aten::set_");
+  NEURON_COUNT_METADATA_OP("aten::set_");
   c10::Storage empty(c10::Storage::use_byte_size_t(), 0, &caching_allocator(), true);
   return at::cpu::set_(self, empty, 0, {0}, {});
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   NEURON_COUNT_OP("aten::fill_.Scalar");
+  neuron_op_activity_.add_output(self);
   HostAccess host(self, HostAccess::Mode::kWrite);
   at::native::fill_(const_cast<at::Tensor&>(host.cpu()), value);
   host.finish();
@@ -142,12 +143,15 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
 
 at::Tensor& zero(at::Tensor& self) {
   NEURON_COUNT_OP("aten::zero_");
+  neuron_op_activity_.add_output(self);
   return fill_scalar(self, 0);
 }
 
 at::Scalar local_scalar_dense(const at::Tensor& self) {
   NEURON_COUNT_OP("aten::_local_scalar_dense");
   TORCH_CHECK(self.numel() > 0, "_local_scalar_dense: the tensor has no elements");
+  if (strict::active()) strict::report("host_sync", "aten::_local_scalar_dense", "the host reads a device value (.item(), bool(), int(), float())");
+  neuron_op_activity_.add_input(self);
   // One element through the HAL on the current stream: a host read, so it
   // synchronizes, and it works for drivers without host-addressable memory.
   at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
@@ -161,7 +165,7 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
 
 // Tensor.record_stream(s): the block may not be reused before s passes the free.
 void record_stream(at::Tensor& self, c10::Stream stream) {
-  NEURON_COUNT_OP("aten::record_stream");
+  NEURON_COUNT_METADATA_OP("aten::record_stream");
   TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1, "record_stream of a neuron tensor needs a "
               "neuron stream, got ", stream);
   caching_allocator().recordStream(self.storage().data_ptr(), stream);

@@ -24,13 +24,26 @@ std::vector<std::unique_ptr<DeviceCache>>& caches() {
 
 DeviceCache& cache(c10::DeviceIndex device) { return *caches()[resolve_device(device)]; }
 
+// torch.profiler(profile_memory=True): each allocation (size > 0) and free
+// (size < 0) with the device's totals afterwards.
+void report_to_profiler(DeviceCache& c, void* ptr, int64_t size, c10::DeviceIndex device) {
+  if (C10_LIKELY(!c10::memoryProfilingEnabled())) return;
+  const auto stats = c.stats();
+  const auto all = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+  c10::reportMemoryUsageToProfiler(ptr, size, stats.allocated_bytes[all].current, stats.reserved_bytes[all].current,
+                                   c10::Device(c10::DeviceType::PrivateUse1, device));
+}
+
 // The DataPtr context is the data pointer itself (as for CUDA), so that
 // Allocator::raw_allocate works; frees look the block up by pointer.
 void raw_delete(void* ptr) {
   if (!ptr) return;
   for (auto& c : caches()) {
     if (Block* b = c->find_allocated(ptr)) {
+      const int64_t size = static_cast<int64_t>(b->size);
+      const c10::DeviceIndex device = b->device;
       c->free(b);
+      report_to_profiler(*c, ptr, -size, device);
       return;
     }
   }
@@ -45,6 +58,7 @@ c10::DataPtr NeuronCachingAllocator::allocate_on(c10::DeviceIndex device, size_t
   const c10::Device dev(c10::DeviceType::PrivateUse1, device);
   if (nbytes == 0) return c10::DataPtr(nullptr, nullptr, &raw_delete, dev);
   Block* b = cache(device).malloc(nbytes, current_stream(device));
+  report_to_profiler(cache(device), b->ptr, static_cast<int64_t>(b->size), device);
   return c10::DataPtr(b->ptr, b->ptr, &raw_delete, dev);
 }
 

@@ -16,10 +16,12 @@ def test_hal_includes_no_torch():
 
 
 def test_only_bindings_include_python():
-    # c10d's headers (torch/csrc/distributed/c10d/) are plain C++: the backend may use them.
+    # c10d's headers (torch/csrc/distributed/c10d/) and the PrivateUse1 profiler
+    # registry (torch/csrc/profiler/standalone/) are plain C++: they may be used.
     bad = [p for p in sources("csrc", ".h", ".cpp")
            if "bindings" not in p.parts
-               and re.search(r"#include\s*[<\"](Python\.h|pybind11/|torch/csrc/(?!distributed/c10d/))", p.read_text())]
+               and re.search(r"#include\s*[<\"](Python\.h|pybind11/|torch/csrc/(?!distributed/c10d/|profiler/standalone/))",
+                             p.read_text())]
     assert not bad, f"only csrc/bindings may include Python or pybind11: {bad}"
 
 
@@ -38,10 +40,11 @@ def test_layers_include_only_below():
     # own files and those of the folders listed for it.
     allowed = {
         "runtime": {"runtime"},
-        "dispatch": {"runtime", "dispatch"},
-        "ops": {"runtime", "dispatch", "ops"},
+        "profiler": {"runtime", "profiler"},  # observers of device activity (trace, strict mode)
+        "dispatch": {"runtime", "profiler", "dispatch"},
+        "ops": {"runtime", "profiler", "dispatch", "ops"},
         "amp": {"runtime", "dispatch", "amp"},
-        "distributed": {"runtime", "distributed"},  # never op code: host access is runtime's
+        "distributed": {"runtime", "profiler", "distributed"},  # never op code: host access is runtime's
     }
     bad = []
     for layer, ok in allowed.items():

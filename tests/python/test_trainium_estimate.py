@@ -68,3 +68,63 @@ def test_the_public_entry_point_reports_engines_and_ops():
     assert est.by_engine["dma"] >= 2 * fixed  # the two unfused ops' fixed DMA cost
     text = est.report()
     assert "aten::mm" in text and "nki::double" in text and f"{est.total_us:.1f} us" in text
+
+
+_COLLECTIVES_WORKER = '''
+import pytest, torch, torch.distributed as dist
+from helpers.rank import RANK, WORLD, init
+from torch_neuronx import trainium
+from torch_neuronx.trainium_collectives import collective_s
+from torch_neuronx.trainium_estimate import TrainiumEstimate
+
+init()
+torch.neuron.set_device(RANK % torch.neuron.device_count())
+x = torch.ones(1 << 18, device="neuron")  # 1 MiB of fp32
+with TrainiumEstimate("trn2") as est:
+    dist.all_reduce(x)
+    dist.all_gather_into_tensor(torch.empty(WORLD << 18, device="neuron"), x)
+    dist.reduce_scatter_tensor(torch.empty((1 << 18) // WORLD, device="neuron"), x)
+    dist.barrier()
+    (dist.send if RANK == 0 else dist.recv)(x, 1 - RANK)
+    x + 1  # an aten op beside them
+expected = {"c10d::allreduce_": ("all_reduce", 1 << 20), "c10d::_allgather_base_": ("all_gather", WORLD << 20),
+            "c10d::_reduce_scatter_base_": ("reduce_scatter", 1 << 20), "c10d::barrier": ("barrier", 0),
+            "c10d::send" if RANK == 0 else "c10d::recv_": ("send" if RANK == 0 else "recv", 1 << 20)}
+for op, (kind, nbytes) in expected.items():
+    assert est.by_op[op] == [1, pytest.approx(collective_s(trainium.TRN2, kind, nbytes, WORLD) * 1e6)], op
+assert set(est.by_op) == set(expected) | {"aten::add"}, est.by_op
+assert est.by_engine["collective"] == pytest.approx(sum(est.by_op[op][1] for op in expected))
+assert est.by_op["c10d::allreduce_"][1] > est.by_op["c10d::barrier"][1] > 0
+print("estimated", dict(est.by_op))
+dist.destroy_process_group()
+'''
+
+
+def test_c10d_collectives_are_charged_by_the_collective_model(tmp_path):
+    # Real processes on the neuron backend: the ops torch.distributed
+    # dispatches to (c10d::allreduce_, ...) reach the mode with neuron tensors
+    # and the process group as a ScriptObject, whose size is the world.
+    from helpers.dist_launch import launch_ok
+    worker = tmp_path / "estimate_collectives.py"
+    worker.write_text(_COLLECTIVES_WORKER)
+    launch_ok(worker, 2, tmp_path, expect="estimated", timeout=60)
+
+
+def test_the_collective_model_follows_sizes_and_levels():
+    from torch_neuronx.trainium_collectives import KINDS, collective_s
+    core = trainium.TRN2
+    with pytest.raises(ValueError, match="'allreduce'.*all_reduce"):
+        collective_s(core, "allreduce", 1, 2)
+    assert all(collective_s(core, kind, 1 << 20, 1) == 0.0 for kind in KINDS)
+    big = 512 << 20
+    # all_reduce moves twice all_gather's bus bytes; across chips and across
+    # instances costs at least as much as within a chip
+    assert collective_s(core, "all_reduce", big, 4) > 1.9 * collective_s(core, "all_gather", big, 4)
+    assert collective_s(core, "all_reduce", big, 4) <= collective_s(core, "all_reduce", big, 64) \
+        <= collective_s(core, "all_reduce", big, 128)
+    # a small message pays hops, not bandwidth: one Mesh step per phase within an instance
+    assert collective_s(core, "all_reduce", 64, 64) == pytest.approx(2 * trainium.HOP_LATENCY_INTRA_S, rel=1e-3)
+    assert collective_s(core, "all_reduce", 64, 128) == pytest.approx(
+        2 * (trainium.HOP_LATENCY_INTRA_S + trainium.HOP_LATENCY_INTER_S), rel=1e-3)
+    with pytest.raises(ValueError, match="trn2.3xlarge has no published EFA"):
+        collective_s(core, "all_reduce", 64, 8, instance="trn2.3xlarge")

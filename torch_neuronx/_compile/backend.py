@@ -12,11 +12,14 @@ up for NeuronCores.
 - A failure names the op and the reason (`NeuronCompileError`).
 - On a device whose memory the host cannot address, Inductor's host kernels
   cannot run: the graph runs op by op, staged through host copies
-  (`host_access.py`), and is counted as a host-staged graph."""
+  (`host_access.py`), and is counted as a host-staged graph.
+- Under strict mode, each graph is checked for the graph break that ended it,
+  a recompilation and symbolic shapes (`torch_neuronx.strict`); in error mode
+  a graph with a finding raises StrictModeError when it first runs."""
 
 import torch
 
-from . import host_access
+from . import graph_trace, host_access
 from .failure import FALLBACK_OPTION, NeuronCompileError, describe, eager_fallback, fallback_enabled
 from .metrics import count_staged_graph
 
@@ -31,6 +34,14 @@ def _static_shapes_by_default() -> None:
     torch._dynamo.config.automatic_dynamic_shapes = False
 
 
+def _strict_check(gm, example_inputs):
+    """Strict mode's findings for this graph; the error to raise in error mode."""
+    import sys
+
+    strict = sys.modules.get("torch_neuronx.strict_mode")  # never loaded: strict mode was never on
+    return None if strict is None else strict.check_compiled_graph(gm, example_inputs)
+
+
 def neuron(gm, example_inputs, mode=None, options=None):
     from torch._inductor import list_mode_options
     from torch._inductor.compile_fx import compile_fx
@@ -39,6 +50,11 @@ def neuron(gm, example_inputs, mode=None, options=None):
 
     register()
     _static_shapes_by_default()
+    refusal = _strict_check(gm, example_inputs)
+    if refusal is not None:
+        def refuse(*args):
+            raise refusal
+        return refuse
     devices = host_access.graph_devices(example_inputs)
     if not all(host_access.addressable(d) for d in devices or {None}):
         count_staged_graph()
@@ -48,7 +64,7 @@ def neuron(gm, example_inputs, mode=None, options=None):
     patches.update(options or {})
     fallback = fallback_enabled(patches.pop(FALLBACK_OPTION, None))
     try:
-        return compile_fx(gm, example_inputs, config_patches=patches)
+        return graph_trace.traced(compile_fx(gm, example_inputs, config_patches=patches), gm)
     except Exception as exc:  # Inductor's failures have no common base class
         if fallback:
             return eager_fallback(gm, exc)

@@ -59,6 +59,18 @@ def get_dynamo_metrics() -> dict:
     return metrics
 
 
+def current_recompilation() -> str | None:
+    """While dynamo compiles a frame (from a backend): dynamo's reason when
+    this is a recompilation of the frame (its guards failed), else None."""
+    from torch._dynamo.utils import get_metrics_context
+    from torch._guards import CompileContext
+
+    compile_id = CompileContext.current_compile_id()
+    if compile_id is None or not compile_id.frame_compile_id:
+        return None
+    return getattr(get_metrics_context(), "_metrics", {}).get("recompile_reason") or "a guard of the frame failed"
+
+
 def reset_dynamo_metrics() -> None:
     _neuron.update(graphs=0, kernels=0)
     _kernels_per_graph.clear()

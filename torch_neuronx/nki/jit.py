@@ -19,7 +19,7 @@ import threading
 
 import torch
 
-from .. import _op_tracking
+from .. import _C, _op_tracking
 from . import cost, limits
 from .errors import NKIError
 from .plan import Plan
@@ -107,8 +107,13 @@ class Kernel:
         if fake:  # shapes only: fake tensors (torch.compile) or meta
             return _map(traced.outputs, lambda b: _fake_result(b, tensors))
         _stats["calls"] += 1
+        start = _C._trace_now_ns() if device is not None and _C._trace_active() else None
         out = _execute(traced.plan(), tensors, device, traced.mutated)
         if device is not None:  # neuron (None: CPU tensors, simulated)
+            if start is not None:  # a profiler is recording: the kernel with its NKI estimate
+                est = traced.estimate
+                _C._trace_record("kernel", f"nki::{self.__name__}", start, _C._trace_now_ns(), device.index or 0,
+                                 f"NKI kernel for {est.target}", est.dma_bytes, est.total_us, est.bottleneck)
             _op_tracking.record_kernel_run(self.__name__)
             for observe in run_observers:
                 observe(self.__name__, traced.estimate)

@@ -1,0 +1,139 @@
+"""Strict mode's memory check and its run record: peak memory per NeuronCore
+against one logical core's HBM on Trainium, the JSON record of a run
+(TORCH_NEURONX_REPORT) and the text of `python -m torch_neuronx report`."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections import defaultdict
+
+import torch
+
+_s = importlib.import_module("torch_neuronx.strict_mode")
+
+_peaks: dict[int, int] = {}
+_reported: set[int] = set()
+
+
+def core_hbm(device: int) -> tuple[int, int, str]:
+    """(bytes, LNC, generation) of one logical NeuronCore's HBM on Trainium for
+    neuron device `device` at the LNC in force (trn2: 24 GiB at LNC=2, 12 at 1)."""
+    from . import trainium
+
+    props = torch.neuron.get_device_properties(device)
+    core = next((c for c in trainium.CORES.values() if props.name.startswith(c.generation)), trainium.TRN2)
+    lnc = max(1, props.logical_nc_config)
+    return core.hbm_bytes_per_chip // max(1, core.cores_per_chip // lnc), lnc, core.generation
+
+
+def _read_peaks() -> None:
+    neuron = torch.neuron
+    if neuron.is_initialized() and not neuron._is_in_bad_fork():
+        for d in range(neuron.device_count()):
+            _peaks[d] = max(_peaks.get(d, 0), neuron.max_memory_allocated(d))
+
+
+def check_memory(where=None, may_raise: bool = True) -> None:
+    """A memory finding for each device whose peak allocation so far (PyTorch's
+    max_memory_allocated) is over one logical core's HBM, once per device."""
+    if _s.current_mode() == "off":
+        return
+    _read_peaks()
+    for d, peak in sorted(_peaks.items()):
+        limit, lnc, generation = core_hbm(d)
+        if peak > limit and d not in _reported:
+            _reported.add(d)
+            _s.record("memory", f"neuron:{d}", f"peak allocation {peak / 2**30:.2f} GiB is over the "
+                      f"{limit / 2**30:.0f} GiB HBM of one {generation} logical core at LNC={lnc}",
+                      where=where or _s.locate(), may_raise=may_raise)
+
+
+def reset_memory() -> None:
+    _peaks.clear()
+    _reported.clear()
+
+
+def peak_memory() -> list[dict]:
+    """Per neuron device used: the peak allocation (bytes) and one core's HBM at its LNC."""
+    _read_peaks()
+    out = []
+    for d, peak in sorted(_peaks.items()):
+        if peak == 0:
+            continue
+        limit, lnc, generation = core_hbm(d)
+        out.append({"device": f"neuron:{d}", "peak_bytes": peak, "core_hbm_bytes": limit, "lnc": lnc,
+                    "generation": generation})
+    return out
+
+
+# -- the run record and its report -------------------------------------------------
+def run_record() -> dict:
+    return {"version": 1, "argv": list(sys.argv), "mode": _s.current_mode(), "env_mode": _s._state["env"],
+            "optimizer_steps": _s._state["steps"], "findings": [f.as_dict() for f in _s.findings()],
+            "peak_memory": peak_memory()}
+
+
+def save(path: str) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(run_record(), f, indent=1)
+    os.replace(tmp, path)
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB"
+
+
+def format_report(record: dict, top: int = 10) -> str:
+    """A person's summary of a run record: counts per kind, the top offenders
+    with their lines and what to do, peak memory per core."""
+    findings = record.get("findings", [])
+    argv = " ".join(record.get("argv") or []) or "?"
+    lines = [f"torch_neuronx strict mode report: {argv}",
+             f"{len(findings)} distinct findings, {sum(f['count'] for f in findings)} occurrences, "
+             f"{record.get('optimizer_steps', 0)} optimizer steps", ""]
+    if findings:
+        per_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for f in findings:
+            per_kind[f["kind"]][0] += 1
+            per_kind[f["kind"]][1] += f["count"]
+        lines.append(f"  {'KIND':<16}{'DISTINCT':>9}{'COUNT':>9}")
+        for kind, (distinct, count) in sorted(per_kind.items(), key=lambda kv: -kv[1][1]):
+            lines.append(f"  {kind:<16}{distinct:>9}{count:>9}")
+        lines += ["", f"Top offenders ({min(top, len(findings))} of {len(findings)}):"]
+        for i, f in enumerate(sorted(findings, key=lambda f: -f["count"])[:top], 1):
+            lines.append(f"  {i}. [{f['kind']}] {f['op']} x{f['count']} at {f['line']}")
+            if f.get("user_line"):
+                lines.append(f"     from {f['user_line']}")
+            lines.append(f"     {f['detail']}")
+            lines.append(f"     what to do: {f['remedy']}")
+    else:
+        lines.append("  no findings: nothing seen that would fail or be slow on Trainium")
+    memory = record.get("peak_memory", [])
+    if memory:
+        lines += ["", "Peak memory per NeuronCore (against one logical core's HBM on Trainium):"]
+        for m in memory:
+            over = "  OVER" if m["peak_bytes"] > m["core_hbm_bytes"] else ""
+            lines.append(f"  {m['device']:<10}{_gib(m['peak_bytes']):>12} of {_gib(m['core_hbm_bytes'])} "
+                         f"(LNC={m['lnc']}, {100 * m['peak_bytes'] / m['core_hbm_bytes']:.1f}%){over}")
+    return "\n".join(lines) + "\n"
+
+
+def main(path: str | None) -> int:
+    """`python -m torch_neuronx report [run.json]` (default: $TORCH_NEURONX_REPORT)."""
+    path = path or os.environ.get(_s.REPORT_ENV)
+    if not path:
+        print("python -m torch_neuronx report: give the run record (written by a run with "
+              f"{_s.ENV}=warn and {_s.REPORT_ENV}=run.json)", file=sys.stderr)
+        return 2
+    try:
+        with open(path) as f:
+            record = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"python -m torch_neuronx report: cannot read {path}: {e}", file=sys.stderr)
+        return 1
+    print(format_report(record), end="")
+    return 0
