@@ -31,6 +31,10 @@ namespace torch_neuronx::trace {
 namespace {
 
 constexpr int64_t kEstimateTrack = 1 << 20;  // above any stream id the emulator hands out
+// Estimated slices are device annotations (as record_function ranges on a
+// GPU): torch.profiler's device time totals leave them out; its tables list
+// them under "<name> (estimated)".
+constexpr auto kEstimateType = libkineto::ActivityType::GPU_USER_ANNOTATION;
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -122,8 +126,7 @@ class Session : public libkineto::IActivityProfilerSession {
       // The estimated track: on Trainium the device starts an op once the
       // host has issued it and the op before it is done.
       int64_t& end = estimate_end[a->device];
-      auto& est = add(libkineto::GenericTraceActivity(buffer_->span, libkineto::ActivityType::CONCURRENT_KERNEL,
-                                                      a->name), *a);
+      auto& est = add(libkineto::GenericTraceActivity(buffer_->span, kEstimateType, a->name + " (estimated)"), *a);
       est.startTime = std::max(a->start_ns, end);
       est.endTime = est.startTime + static_cast<int64_t>(a->estimated_us * 1000.0);
       end = est.endTime;

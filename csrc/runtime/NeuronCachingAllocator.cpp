@@ -2,9 +2,11 @@
 
 #include <c10/util/Exception.h>
 
+#include <iterator>
 #include <memory>
 #include <vector>
 
+#include "runtime/NeuronAllocatorObserver.h"
 #include "runtime/NeuronDeviceCache.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHal.h"
@@ -42,6 +44,7 @@ void raw_delete(void* ptr) {
     if (Block* b = c->find_allocated(ptr)) {
       const int64_t size = static_cast<int64_t>(b->size);
       const c10::DeviceIndex device = b->device;
+      alloc_observer::notify(alloc_observer::Action::kFreeRequested, ptr, b->requested, device, b->stream);
       c->free(b);
       report_to_profiler(*c, ptr, -size, device);
       return;
@@ -57,8 +60,10 @@ c10::DataPtr NeuronCachingAllocator::allocate_on(c10::DeviceIndex device, size_t
   device = resolve_device(device);
   const c10::Device dev(c10::DeviceType::PrivateUse1, device);
   if (nbytes == 0) return c10::DataPtr(nullptr, nullptr, &raw_delete, dev);
-  Block* b = cache(device).malloc(nbytes, current_stream(device));
+  const c10::Stream stream = current_stream(device);
+  Block* b = cache(device).malloc(nbytes, stream);
   report_to_profiler(cache(device), b->ptr, static_cast<int64_t>(b->size), device);
+  alloc_observer::notify(alloc_observer::Action::kAlloc, b->ptr, nbytes, device, stream.id());
   return c10::DataPtr(b->ptr, b->ptr, &raw_delete, dev);
 }
 
@@ -106,6 +111,21 @@ std::pair<size_t, size_t> NeuronCachingAllocator::getMemoryInfo(c10::DeviceIndex
   NEURON_HAL_CHECK(hal().device.get_memory_info(resolve_device(device), &free_bytes, &total));
   return {free_bytes, total};
 }
+
+std::vector<SegmentInfo> memory_segments() {
+  std::vector<SegmentInfo> out;
+  if (!is_initialized()) return out;
+  for (auto& c : caches()) {
+    std::vector<SegmentInfo> s = c->segments();
+    out.insert(out.end(), std::make_move_iterator(s.begin()), std::make_move_iterator(s.end()));
+  }
+  return out;
+}
+
+namespace alloc_observer {
+std::atomic<Hook> g_hook{nullptr};
+void set_hook(Hook hook) { g_hook.store(hook, std::memory_order_release); }
+}  // namespace alloc_observer
 
 NeuronCachingAllocator& caching_allocator() {
   static NeuronCachingAllocator allocator;

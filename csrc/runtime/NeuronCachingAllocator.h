@@ -5,6 +5,9 @@
 
 #include <c10/core/CachingDeviceAllocator.h>
 
+#include <vector>
+
+#include "runtime/NeuronAllocatorObserver.h"
 #include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
@@ -29,5 +32,8 @@ class TORCH_NEURONX_API NeuronCachingAllocator final : public c10::DeviceAllocat
 };
 
 TORCH_NEURONX_API NeuronCachingAllocator& caching_allocator();
+
+// Every device's segments and their blocks (none before the runtime starts).
+TORCH_NEURONX_API std::vector<SegmentInfo> memory_segments();
 
 }  // namespace torch_neuronx

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "runtime/NeuronAllocatorObserver.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronStream.h"
 
@@ -109,6 +110,7 @@ Block* DeviceCache::new_segment(size_t size, c10::StreamId stream, bool small, s
   b->size = size;
   b->ptr = ptr;
   b->small = small;
+  alloc_observer::notify(alloc_observer::Action::kSegmentAlloc, ptr, size, device_, stream);
   return b;
 }
 
@@ -152,6 +154,7 @@ void DeviceCache::free(Block* block) {
 }
 
 void DeviceCache::release_to_pool(Block* block) {
+  alloc_observer::notify(alloc_observer::Action::kFreeCompleted, block->ptr, block->requested, device_, block->stream);
   for_pool(stats_.active, block->small, [](auto& s) { s.decrease(1); });
   for_pool(stats_.active_bytes, block->small, [&](auto& s) { s.decrease(block->size); });
   Pool& pool = pool_for(block->small);
@@ -200,6 +203,7 @@ void DeviceCache::release_free_segments() {
         ++it;
         continue;
       }
+      alloc_observer::notify(alloc_observer::Action::kSegmentFree, b->ptr, b->size, device_, b->stream);
       NEURON_HAL_CHECK(hal().memory.free(b->ptr));
       stats_.num_device_free++;
       for_pool(stats_.segment, b->small, [](auto& s) { s.decrease(1); });
@@ -228,6 +232,37 @@ Block* DeviceCache::find_allocated(void* ptr) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = live_.find(ptr);
   return it == live_.end() ? nullptr : it->second;
+}
+
+std::vector<SegmentInfo> DeviceCache::segments() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Block*> heads;  // every block is live, cached or pending; a segment starts at one without prev
+  auto add_head = [&](Block* b) {
+    if (!b->prev) heads.push_back(b);
+  };
+  for (auto& [ptr, b] : live_) add_head(b);
+  for (Pool* pool : {&small_free_, &large_free_}) {
+    for (Block* b : *pool) add_head(b);
+  }
+  for (auto& [b, events] : pending_) add_head(b);
+  std::sort(heads.begin(), heads.end(), [](Block* a, Block* b) { return std::less<void*>()(a->ptr, b->ptr); });
+  std::vector<SegmentInfo> out;
+  for (Block* head : heads) {
+    SegmentInfo s;
+    s.device = device_;
+    s.stream = head->stream;
+    s.small = head->small;
+    s.address = head->ptr;
+    for (Block* b = head; b; b = b->next) {
+      const bool cached = pool_for(b->small).count(b) != 0;
+      const auto state = b->allocated ? SegmentInfo::State::kAllocated
+                                      : (cached ? SegmentInfo::State::kInactive : SegmentInfo::State::kPendingFree);
+      s.blocks.push_back({b->ptr, b->size, b->allocated || !cached ? b->requested : 0, state});
+      s.total_size += b->size;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 void DeviceCache::update_inactive_split() {

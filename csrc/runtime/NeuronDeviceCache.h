@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "neuron_hal/event.h"
+#include "runtime/NeuronAllocatorObserver.h"
 
 namespace torch_neuronx {
 
@@ -48,6 +49,7 @@ class DeviceCache {
   // Releases every fully free segment to the driver.
   void empty_cache();
   Block* find_allocated(void* ptr);
+  std::vector<SegmentInfo> segments();
 
   DeviceStats stats();
   void reset_accumulated();
