@@ -20,6 +20,13 @@ unchanged on 2 emulated NeuronCores.
    with a tiny Qwen-Image 2.1 pipeline, TP=2 with compiled repeated blocks,
    at 256x256 in 8 steps (the source's 1024x1024 in 40 steps takes minutes
    here), saving the PNG.
+6. What Trainium would do (docs/strict.md, docs/estimates.md): steps 2 and 3
+   run in strict mode (TORCH_NEURONX_STRICT=warn) and write run records; the
+   SFT traces optimizer steps 3-5 (TORCH_NEURONX_TRACE) and the generation
+   one generate, as Perfetto traces with an estimated-Trainium2 track. The
+   demo ends with the strict-mode summaries, the estimated Trainium2 time of
+   a training step and tokens/s of generation, and a PNG of a step's time by
+   op family and engine.
 
 Run: make demo   (or .venv/bin/python examples/demo.py [--out build/demo])
 """
@@ -73,9 +80,12 @@ def main() -> None:
     section("2. SFT with TRL on 2 NeuronCores (TP 1 x FSDP 2, bf16, compiled)")
     checkpoint = args.out / "sft-qwen3-tiny"
     start = time.perf_counter()
+    sft_env = dict(env, TP_SIZE="1", FSDP_SIZE="2", TORCH_NEURONX_STRICT="warn",
+                   TORCH_NEURONX_REPORT=str(args.out / "sft-strict-rank{rank}.json"),
+                   TORCH_NEURONX_TRACE=str(args.out / "sft-trace-rank{rank}.json"), TORCH_NEURONX_TRACE_STEPS="2:3")
     log = torchrun(HERE / "sft_neuron_example.py",
              ["--model_name_or_path", str(artifacts / "qwen3-tiny"), "--dataset_name", str(artifacts / "qa-chat"),
-              "--output_dir", str(checkpoint), *SFT_FLAGS], dict(env, TP_SIZE="1", FSDP_SIZE="2"))
+              "--output_dir", str(checkpoint), *SFT_FLAGS], sft_env)
     losses = [float(v) for v in re.findall(r"'loss': '?([0-9.]+)", log)]  # the Trainer's logged losses
     print(f"training took {time.perf_counter() - start:.0f} s", end="")
     if losses:
@@ -85,7 +95,9 @@ def main() -> None:
     print(f"checkpoint: {checkpoint} ({', '.join(sorted(p.name for p in checkpoint.glob('*.*')))})")
 
     section("3. generation from the checkpoint, TP=2, static cache, compiled decode")
-    torchrun(HERE / "demo_generate.py", [str(checkpoint)], env)
+    gen_log = torchrun(HERE / "demo_generate.py", [str(checkpoint), str(args.out / "generate-trace-rank{rank}.json")],
+                       dict(env, TORCH_NEURONX_STRICT="warn",
+                            TORCH_NEURONX_REPORT=str(args.out / "generate-strict-rank{rank}.json")))
 
     section("4. the source's generation script on the checkpoint, TP=2")
     torchrun(HERE / "generate_tp.py", [], dict(env, MODEL_ID=str(checkpoint)))
@@ -96,6 +108,18 @@ def main() -> None:
     torchrun(HERE / "diffusers_tp.py", [], dict(env, MODEL_ID=str(artifacts / "qwen-image21-tiny"),
                                                 DIFFUSERS_SIZE="256", DIFFUSERS_STEPS="8", OUT_PNG=str(png)))
     print(f"rendered {png} in {time.perf_counter() - start:.0f} s")
+
+    section("6. what Trainium would do: strict mode, Trainium2 estimates, traces")
+    report = [sys.executable, "-m", "torch_neuronx", "report"]
+    print("-- the SFT (rank 0):", flush=True)
+    subprocess.run([*report, str(args.out / "sft-strict-rank0.json"), "--png", str(args.out / "sft-step.png")],
+                   check=True, env=env)
+    print("\n-- the generation (rank 0):", flush=True)
+    subprocess.run([*report, str(args.out / "generate-strict-rank0.json")], check=True, env=env)
+    estimated = re.findall(r"estimated on Trainium2.*", gen_log)
+    print(f"\ngeneration {estimated[0] if estimated else '(no estimate printed)'}")
+    print(f"Perfetto traces (open in https://ui.perfetto.dev): {args.out / 'sft-trace-rank0.json'}, "
+          f"{args.out / 'generate-trace-rank0.json'}; step chart: {args.out / 'sft-step.png'}")
 
 
 if __name__ == "__main__":

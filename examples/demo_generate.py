@@ -2,7 +2,9 @@
 # every process, bf16, static cache, chunked prefill, decode compiled with the
 # neuron backend) on a batch of questions, reporting what a Trainium user
 # wants to know: answers, tokens/s, recompilations and CPU fallbacks.
-#   torchrun --nproc_per_node=2 examples/demo_generate.py MODEL_DIR
+#   torchrun --nproc_per_node=2 examples/demo_generate.py MODEL_DIR [TRACE_PATH]
+# With TRACE_PATH, one more generate runs under torch.profiler: its trace and
+# the tokens/s of its estimated-Trainium2 track.
 # benchmarks/hf_generate_worker.py imports the loader, the inputs and the
 # generation config from here, so the benchmark times this very workload.
 import sys
@@ -47,7 +49,7 @@ def load_tp_model(model_id: str):
     ).eval()
 
 
-def main(model_id: str) -> None:
+def main(model_id: str, trace_path: str | None = None) -> None:
     model = load_tp_model(model_id)
     world_size = dist.get_world_size()
     tokenizer = AutoTokenizer.from_pretrained(model_id)
@@ -81,8 +83,29 @@ def main(model_id: str) -> None:
               f"the first generate, which compiled {compiled_graphs} graph(s), took {first:.1f} s)")
         print(f"  recompilations in the timed generate: {metrics['recompilations']}, "
               f"CPU fallbacks: {sum(torch_neuronx.get_fallback_ops().values())} {torch_neuronx.get_fallback_ops() or ''}")
+    if trace_path:
+        estimate_on_trainium(generate, trace_path, new_tokens=(output_ids.shape[1] - inputs["input_ids"].shape[1])
+                             * len(QUESTIONS))
     dist.destroy_process_group()
 
 
+def estimate_on_trainium(generate, trace_path: str, new_tokens: int) -> None:
+    """One more generate under torch.profiler: its trace (Perfetto) and the
+    tokens/s its estimated-Trainium2 track gives (device time only: the host
+    is assumed never to hold the device up)."""
+    from torch.profiler import ProfilerActivity, profile
+    from torch_neuronx import trace_report
+
+    path = trace_path.replace("{rank}", str(dist.get_rank()))
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        generate()
+    prof.export_chrome_trace(path)
+    _, estimated = trace_report.per_family(trace_report.load(path))
+    est_s = sum(sum(v.values()) for v in estimated.values()) / 1e6
+    if dist.get_rank() == 0:
+        print(f"  estimated on Trainium2 (TP={dist.get_world_size()} NeuronCores): {new_tokens / est_s:.0f} tokens/s "
+              f"({est_s * 1e3:.2f} ms of device time for {new_tokens} tokens); trace: {path}")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)  # [trace path, "{rank}" per process]

@@ -52,6 +52,7 @@ def _register() -> None:
 
     torch.utils.rename_privateuse1_backend("neuron")
     torch._register_device_module("neuron", device_module)
+    __import__("sys").modules["torch.neuron.memory"] = device_module.memory  # `import torch.neuron.memory` works
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     _C._register_host_kernels()  # CPU kernels over composite ones, once every library is loaded
     from . import trace_estimate
@@ -74,6 +75,10 @@ _LAZY = {"nki": ("torch_neuronx.nki", None), "nki_op": ("torch_neuronx.nki.torch
 
 if __import__("os").environ.get("TORCH_NEURONX_STRICT"):  # the environment's mode takes effect at import
     from .strict_mode import StrictModeError, StrictModeWarning, strict  # noqa: F401
+if __import__("os").environ.get("TORCH_NEURONX_TRACE"):  # trace a few optimizer steps (step_trace.py)
+    from . import step_trace as _step_trace
+
+    _step_trace.install()
 
 
 def __getattr__(name):

@@ -52,6 +52,9 @@ def _flush_autograd_device_threads() -> None:
 
 
 def _before_finalization() -> None:
+    step_trace = sys.modules.get("torch_neuronx.step_trace")
+    if step_trace is not None:  # a trace the script ended inside of
+        step_trace.stop()
     strict = sys.modules.get("torch_neuronx.strict_mode")
     if strict is not None:  # strict mode's last memory check, report (warn) and run record
         strict.at_exit()

@@ -73,7 +73,13 @@ def peak_memory() -> list[dict]:
 def run_record() -> dict:
     return {"version": 1, "argv": list(sys.argv), "mode": _s.current_mode(), "env_mode": _s._state["env"],
             "optimizer_steps": _s._state["steps"], "findings": [f.as_dict() for f in _s.findings()],
-            "peak_memory": peak_memory()}
+            "peak_memory": peak_memory(), "trace": _trace_summary()}
+
+
+def _trace_summary() -> dict | None:
+    """The summary of the steps TORCH_NEURONX_TRACE traced in this run, if any."""
+    step_trace = sys.modules.get("torch_neuronx.step_trace")
+    return None if step_trace is None else step_trace.summary()
 
 
 def save(path: str) -> None:
@@ -119,21 +125,43 @@ def format_report(record: dict, top: int = 10) -> str:
             over = "  OVER" if m["peak_bytes"] > m["core_hbm_bytes"] else ""
             lines.append(f"  {m['device']:<10}{_gib(m['peak_bytes']):>12} of {_gib(m['core_hbm_bytes'])} "
                          f"(LNC={m['lnc']}, {100 * m['peak_bytes'] / m['core_hbm_bytes']:.1f}%){over}")
+    traced = record.get("trace")
+    if traced:
+        lines += ["", f"Traced {traced['steps']} optimizer steps ({traced['trace']}):",
+                  f"  estimated Trainium2 time per step: {traced['estimated_trn2_ms_per_step']:.2f} ms "
+                  f"(device busy, host never waited on); here: {traced['wall_ms_per_step']:.0f} ms per step"]
     return "\n".join(lines) + "\n"
 
 
-def main(path: str | None) -> int:
-    """`python -m torch_neuronx report [run.json]` (default: $TORCH_NEURONX_REPORT)."""
+def main(path: str | None, trace: str | None = None, steps: int | None = None, png: str | None = None) -> int:
+    """`python -m torch_neuronx report [run.json] [--trace t.json] [--png out.png]`
+    (default record: $TORCH_NEURONX_REPORT)."""
+    from . import trace_report
+
     path = path or os.environ.get(_s.REPORT_ENV)
-    if not path:
+    if not path and not trace:
         print("python -m torch_neuronx report: give the run record (written by a run with "
-              f"{_s.ENV}=warn and {_s.REPORT_ENV}=run.json)", file=sys.stderr)
+              f"{_s.ENV}=warn and {_s.REPORT_ENV}=run.json) or --trace", file=sys.stderr)
         return 2
-    try:
-        with open(path) as f:
-            record = json.load(f)
-    except (OSError, ValueError) as e:
-        print(f"python -m torch_neuronx report: cannot read {path}: {e}", file=sys.stderr)
-        return 1
-    print(format_report(record), end="")
+    record = {}
+    if path:
+        try:
+            with open(path) as f:
+                record = json.load(f)
+        except (OSError, ValueError) as e:
+            print(f"python -m torch_neuronx report: cannot read {path}: {e}", file=sys.stderr)
+            return 1
+        print(format_report(record), end="")
+    traced = record.get("trace") or {}
+    trace = trace or traced.get("trace")
+    steps = steps or traced.get("steps") or 1
+    if trace:
+        print("\n" + trace_report.format_trace(trace, steps), end="")
+        if png:
+            trace_report.draw_png(trace, png, steps)
+            print(f"drew {png}")
+    elif png:
+        print("python -m torch_neuronx report: --png needs a trace (--trace, or a run with TORCH_NEURONX_TRACE)",
+              file=sys.stderr)
+        return 2
     return 0

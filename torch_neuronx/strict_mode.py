@@ -373,8 +373,8 @@ def at_exit() -> None:
     if _state["env"] == "warn":
         print(format_report(run_record()), file=sys.stderr, end="")
     path = os.environ.get(REPORT_ENV)
-    if path:
-        save(path)
+    if path:  # "{rank}" in it: one record per process of a torchrun job
+        save(path.replace("{rank}", os.environ.get("RANK", "0")))
     with _lock:  # what runs after this (the exit's own device work) is not the user's
         _stack.clear()
         _state["env"] = "off"

@@ -8,8 +8,8 @@
 // symbolized when the snapshot is taken. Gathering takes the GIL, so it happens
 // only where the allocator holds none of its locks (alloc, free_requested), or
 // under its lock when this thread already holds the GIL (segment_free). A
-// segment_alloc gets the stack of the alloc that caused it (the next alloc on
-// its thread); a free_completed that of its free, else of its alloc. Threads
+// segment_alloc (and the snapshot's segment) gets the stack of the alloc that
+// caused it (the next alloc on its thread); a free_completed that of its free, else of its alloc. Threads
 // that never ran Python get no frames (CapturedTraceback's canGather).
 #include "bindings/MemoryHistoryBindings.h"
 
@@ -79,6 +79,7 @@ struct Recorder {
   size_t max_entries = 0;
   std::vector<Ring> rings;                       // per device
   ska::flat_hash_map<uintptr_t, Ctx> live;       // stacks of live blocks, by address
+  ska::flat_hash_map<uintptr_t, std::shared_ptr<Ctx>> segments;  // of the allocs that made each segment
 };
 
 Recorder& recorder() {
@@ -138,12 +139,15 @@ void on_event(Action action, void* ptr, size_t size, c10::DeviceIndex device, c1
       break;
     }
     case Action::kSegmentAlloc:
-      if (context >= kAlloc) {
-        e.later = std::make_shared<Ctx>();
-        pending_segments.push_back(e.later);
+      if (context >= kState) {
+        auto slot = std::make_shared<Ctx>();
+        pending_segments.push_back(slot);
+        r.segments[addr] = slot;
+        if (context >= kAlloc) e.later = std::move(slot);
       }
       break;
     case Action::kSegmentFree:
+      r.segments.erase(addr);
       e.ctx = std::move(ctx);
       break;
   }
@@ -168,6 +172,7 @@ void record_memory_history(const std::optional<std::string>& enabled, const std:
     r.recording = false;
     r.rings.clear();  // as CUDA: stopping drops the history
     r.live.clear();
+    r.segments.clear();
     return;
   }
   int level = kNever;
@@ -211,6 +216,7 @@ const char* state_name(SegmentInfo::State s) {
 py::dict memory_snapshot() {
   std::vector<std::vector<Entry>> traces(device_count_ensure_non_zero_or_zero());
   ska::flat_hash_map<uintptr_t, Ctx> live;
+  ska::flat_hash_map<uintptr_t, Ctx> segment_stacks;
   {
     Recorder& r = recorder();
     std::lock_guard<std::mutex> lock(r.mu);
@@ -220,6 +226,7 @@ py::dict memory_snapshot() {
       for (size_t i = 0; i < ring.entries.size(); ++i) traces[d].push_back(ring.entries[(ring.next + i) % ring.entries.size()]);
     }
     live = r.live;
+    for (auto& [addr, slot] : r.segments) segment_stacks[addr] = *slot;
   }
   std::vector<SegmentInfo> segments;
   {
@@ -269,7 +276,8 @@ py::dict memory_snapshot() {
     seg["segment_type"] = s.small ? "small" : "large";
     seg["segment_pool_id"] = py::make_tuple(0, 0);
     seg["is_expandable"] = false;
-    seg["frames"] = py::list();
+    auto it = segment_stacks.find(reinterpret_cast<uintptr_t>(s.address));
+    set_frames(seg, it != segment_stacks.end() ? it->second : nullptr);
     seg["blocks"] = blocks;
     py_segments.append(seg);
   }

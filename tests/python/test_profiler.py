@@ -3,6 +3,10 @@ every op's execution path, copies with bytes and direction, NKI kernels,
 flows from the CPU ops, the estimated-Trainium2 track, record_function
 ranges and profile_memory, read back from export_chrome_trace's JSON."""
 
+import json
+import subprocess
+import sys
+
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -10,6 +14,8 @@ import nki
 import nki.language as nl
 import torch_neuronx
 from helpers.chrome_trace import ESTIMATE_TRACK, Trace
+from helpers.dist_launch import launch_ok
+from helpers.processes import worker_env
 
 ACTIVITIES = [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]
 
@@ -130,3 +136,49 @@ def test_a_compiled_graph_is_one_slice_with_its_estimate(tmp_path):
     inner = [e for e in trace.measured(pid) if e["args"].get("kind") == "op"]
     assert all(graph["ts"] <= e["ts"] <= graph["ts"] + graph["dur"] for e in inner)
     assert not [e for e in trace.estimated(pid) if e["args"].get("kind") == "op"]
+
+
+def test_collectives_on_their_device_tracks(tmp_path):
+    # real processes on the neuron process group, each checking its own trace
+    launch_ok("profile_collective", 2, tmp_path, args=[str(tmp_path)], expect="profiled collectives", timeout=120)
+
+
+_STEPS = """
+import torch
+model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.GELU(), torch.nn.Linear(128, 4)).to("neuron")
+opt = torch.optim.AdamW(model.parameters())
+x = torch.randn(32, 64, device="neuron")
+for step in range(6):
+    loss = model(x).square().mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+"""
+
+
+def test_an_unchanged_script_traces_its_steps_and_the_report_draws_them(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(_STEPS)
+    env = worker_env(TORCH_NEURONX_TRACE=str(tmp_path / "trace-{rank}.json"), TORCH_NEURONX_TRACE_STEPS="2:3",
+                     TORCH_NEURONX_STRICT="warn", TORCH_NEURONX_REPORT=str(tmp_path / "run.json"))
+    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "traced 3 optimizer steps" in run.stderr
+    trace = Trace(tmp_path / "trace-0.json")
+    assert any(e.get("name", "").startswith("ProfilerStep#") for e in trace.events)
+    assert trace.estimated(trace.device_pid(0))
+    summary = json.loads((tmp_path / "trace-0.json.summary.json").read_text())
+    assert summary["steps"] == 3 and 0 < summary["estimated_trn2_ms_per_step"] < summary["wall_ms_per_step"]
+    png = tmp_path / "step.png"
+    report = subprocess.run([sys.executable, "-m", "torch_neuronx", "report", str(tmp_path / "run.json"),
+                             "--png", str(png)], env=env, capture_output=True, text=True, timeout=120)
+    assert report.returncode == 0, report.stderr
+    assert "estimated Trainium2 time per step" in report.stdout and "matmul & conv" in report.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_bad_trace_step_window_is_refused_at_import(tmp_path):
+    env = worker_env(TORCH_NEURONX_TRACE=str(tmp_path / "t.json"), TORCH_NEURONX_TRACE_STEPS="3")
+    run = subprocess.run([sys.executable, "-c", "import torch_neuronx"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode != 0 and "TORCH_NEURONX_TRACE_STEPS='3'" in run.stderr

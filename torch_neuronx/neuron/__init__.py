@@ -21,6 +21,7 @@ from ._device import (
     set_device,
     synchronize,
 )
+from . import _memory as memory  # torch.neuron.memory, as torch.cuda.memory (snapshots: _record_memory_history...)
 from ._memory import (
     empty_cache,
     max_memory_allocated,
@@ -53,7 +54,7 @@ __all__ = [
     "get_device_capability", "get_device_name", "get_device_properties", "get_rng_state",
     "get_rng_state_all", "init", "initial_seed", "is_available", "is_bf16_supported", "is_initialized",
     "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info",
-    "memory_allocated", "memory_reserved", "memory_stats", "memory_summary",
+    "memory", "memory_allocated", "memory_reserved", "memory_stats", "memory_summary",
     "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_peak_memory_stats", "seed",
     "seed_all", "set_device", "set_rng_state", "set_rng_state_all", "set_stream", "stream", "synchronize",
 ]

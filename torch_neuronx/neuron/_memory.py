@@ -1,4 +1,4 @@
-"""Memory of the caching allocator, with ``torch.cuda``'s function names."""
+"""Memory of the caching allocator, with ``torch.cuda``'s function names (``torch.neuron.memory``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import torch
 
 from .. import _C
 from ._device import _DeviceLike, _get_device_index
+from ._memory_history import _dump_snapshot, _record_memory_history, _snapshot  # noqa: F401  (torch.neuron.memory.*)
 
 
 def empty_cache() -> None:
