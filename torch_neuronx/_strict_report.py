@@ -110,12 +110,17 @@ def format_report(record: dict, top: int = 10) -> str:
         for kind, (distinct, count) in sorted(per_kind.items(), key=lambda kv: -kv[1][1]):
             lines.append(f"  {kind:<16}{distinct:>9}{count:>9}")
         lines += ["", f"Top offenders ({min(top, len(findings))} of {len(findings)}):"]
-        for i, f in enumerate(sorted(findings, key=lambda f: -f["count"])[:top], 1):
+        shown = sorted(findings, key=lambda f: -f["count"])[:top]
+        for i, f in enumerate(shown, 1):
             lines.append(f"  {i}. [{f['kind']}] {f['op']} x{f['count']} at {f['line']}")
             if f.get("user_line"):
                 lines.append(f"     from {f['user_line']}")
             lines.append(f"     {f['detail']}")
-            lines.append(f"     what to do: {f['remedy']}")
+        lines += ["", "What to do:"]
+        remedies = {}
+        for f in shown:  # one line per kind (and per distinct remedy)
+            remedies.setdefault((f["kind"], f["remedy"]), None)
+        lines += [f"  [{kind}] {remedy}" for kind, remedy in remedies]
     else:
         lines.append("  no findings: nothing seen that would fail or be slow on Trainium")
     memory = record.get("peak_memory", [])

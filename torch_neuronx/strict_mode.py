@@ -193,6 +193,8 @@ def _on_event(kind: str, op: str, detail: str) -> None:
     _local.busy = True
     try:
         frames = _live_frames()
+        if _compiling(frames):
+            return  # the compiler's own work (Inductor folding constants), once per compile, not in a step
         if kind == "host_sync" and op == "aten::_copy_from":
             _on_copy(op, detail, frames)
         elif kind == "host_sync" and "data-dependent" in detail:
@@ -201,6 +203,14 @@ def _on_event(kind: str, op: str, detail: str) -> None:
             record(kind, op, detail, where=locate(frames=frames))
     finally:
         _local.busy = False
+
+
+_COMPILER_FRAMES = (os.path.join("_dynamo", "convert_frame.py"), os.path.join("_inductor", "compile_fx.py"))
+
+
+def _compiling(frames) -> bool:
+    """Whether dynamo or Inductor is compiling on this stack (not running compiled code)."""
+    return any(f.endswith(_COMPILER_FRAMES) for f, _ in frames)
 
 
 def _on_copy(op: str, detail: str, frames) -> None:
@@ -364,8 +374,8 @@ class strict(contextlib.ContextDecorator):
 def at_exit() -> None:
     """At exit (from _exit.py): the last memory check; in warn mode from the
     environment the report on stderr; the run record to TORCH_NEURONX_REPORT."""
-    if not _state["ever"]:
-        return
+    if not _state["ever"] or not torch.neuron.is_initialized():
+        return  # nothing ran on a NeuronCore here (torchrun's launcher, say): no report
     from ._strict_report import format_report, run_record, save
 
     if current_mode() != "off":

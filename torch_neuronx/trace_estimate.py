@@ -25,15 +25,23 @@ SCALAR_OPS = {"exp", "log", "sigmoid", "silu", "gelu", "tanh", "rsqrt", "sqrt", 
               "silu_backward", "gelu_backward", "_softmax_backward_data", "sigmoid_backward", "tanh_backward"}
 
 
-def op_cost(core, name: str, *, flops: float, nbytes: float, elements: float, fp32: bool) -> tuple[float, str]:
-    """One op run alone on `core`: (seconds, the resource that bounds it).
-    The roofline of its operands and FLOPs plus one DMA in and out."""
+def op_bound(core, name: str, *, flops: float, nbytes: float, elements: float, fp32: bool) -> tuple[str, float]:
+    """The resource that bounds one op run alone on `core` and its seconds
+    there (trainium.roofline_parts: operands through HBM, FLOPs on the Tensor
+    engine, elementwise work on the Vector or Scalar engine)."""
     short = name.split("::")[-1].split(".")[0].rstrip("_")
     engine = "scalar" if short in SCALAR_OPS else "vector"
     parts = trainium.roofline_parts(core, flops=flops, hbm_bytes=nbytes, elements=0 if flops else elements,
                                     engine=engine, fp32_matmul=fp32)
     bound = max(parts, key=parts.get)
-    return parts[bound] + 2 * core.dma_fixed_latency_s, bound
+    return bound, parts[bound]
+
+
+def op_cost(core, name: str, *, flops: float, nbytes: float, elements: float, fp32: bool) -> tuple[float, str]:
+    """One op run alone on `core`: (seconds, the resource that bounds it),
+    the bound plus one DMA in and out."""
+    bound, seconds = op_bound(core, name, flops=flops, nbytes=nbytes, elements=elements, fp32=fp32)
+    return seconds + 2 * core.dma_fixed_latency_s, bound
 
 
 def _prod(shape) -> int:
@@ -68,17 +76,13 @@ def shape_flops(name: str, ins: list, outs: list) -> float:
 
 
 def _collective_s(core, a) -> float:
-    from . import trainium_collectives
+    """A collective the process group ran (named by its collective table:
+    "allreduce", "allgather", ...), by the collective model."""
+    from . import trainium_collectives as tc
 
-    kind = a["name"].split("::")[-1].rstrip("_").lstrip("_")
-    kind = {"allreduce": "all_reduce", "allreduce_coalesced": "all_reduce", "allgather": "all_gather",
-            "allgather_base": "all_gather", "allgather_into_tensor_coalesced": "all_gather",
-            "reduce_scatter_base": "reduce_scatter", "reduce_scatter_tensor_coalesced": "reduce_scatter",
-            "alltoall_base": "all_to_all", "alltoall": "all_to_all"}.get(kind, kind)
-    try:
-        return trainium_collectives.collective_s(core, kind, int(a["bytes"]), max(int(a["world"]), 1))
-    except ValueError:
-        return trainium_collectives.collective_s(core, "all_reduce", int(a["bytes"]), max(int(a["world"]), 1))
+    name = a["name"].split("::")[-1]
+    kind = tc.C10D_KINDS.get(name + "_") or tc.C10D_KINDS.get(name) or (name if name in tc.KINDS else "all_reduce")
+    return tc.collective_s(core, kind, int(a["bytes"]), max(int(a["world"]), 1))
 
 
 def activity_cost(core, a: dict) -> tuple[float, str]:

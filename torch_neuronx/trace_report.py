@@ -6,6 +6,7 @@ estimated-Trainium2 track, the estimate also per engine; and a PNG of both
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 
 ESTIMATE_TRACK = "estimated Trainium2"
@@ -127,7 +128,7 @@ def draw_png(path, out_png, steps: int = 1, title: str | None = None) -> None:
     right.set_xlabel("estimated Trainium2 ms per step")
     right.legend(title="bounding engine", fontsize=8)
     right.set_title("estimate by engine")
-    fig.suptitle(title or f"one step of {path}")
+    fig.suptitle(title or f"one step of {os.path.basename(str(path))}")
     fig.tight_layout()
     fig.savefig(out_png, dpi=110)
     plt.close(fig)

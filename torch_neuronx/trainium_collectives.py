@@ -110,3 +110,13 @@ def collective_s(core: trainium.NeuronCore, kind: str, nbytes: int, world: int, 
         total += _steps(in_instance, nbytes, direct) * trainium.HOP_LATENCY_INTRA_S
         total += _steps(instances, nbytes, direct) * trainium.HOP_LATENCY_INTER_S
     return total
+
+
+# c10d ops (what torch.distributed calls dispatch to) -> collective kind
+C10D_KINDS = {"allreduce_": "all_reduce", "allreduce_coalesced_": "all_reduce", "allgather_": "all_gather",
+               "_allgather_base_": "all_gather", "allgather_coalesced_": "all_gather",
+               "allgather_into_tensor_coalesced_": "all_gather", "reduce_scatter_": "reduce_scatter",
+               "_reduce_scatter_base_": "reduce_scatter", "reduce_scatter_tensor_coalesced_": "reduce_scatter",
+               "broadcast_": "broadcast", "alltoall_": "all_to_all", "alltoall_base_": "all_to_all",
+               "send": "send", "recv_": "recv", "recv_any_source_": "recv", "barrier": "barrier",
+               "monitored_barrier_": "barrier", "reduce_": "reduce", "gather_": "gather", "scatter_": "scatter"}

@@ -32,26 +32,14 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from . import trainium
-from .trainium_collectives import collective_s
+from . import trace_estimate, trainium
+from .trainium_collectives import C10D_KINDS, collective_s
 from .nki.jit import run_observers as _kernel_run_observers
 
 # Transcendentals run on the Scalar engine's lookup tables; other elementwise
 # work on the Vector engine.
-_SCALAR_OPS = {"exp", "log", "sigmoid", "silu", "gelu", "tanh", "rsqrt", "sqrt", "erf", "sin", "cos", "pow",
-               "softmax", "_softmax", "log_softmax", "_log_softmax", "reciprocal"}
 _FREE_OPS = {"empty", "empty_strided", "empty_like", "detach", "lift_fresh", "_local_scalar_dense", "alias",
              "_unsafe_view", "_reshape_alias"}  # metadata only (not flagged is_view)
-# c10d ops (what torch.distributed calls dispatch to) -> collective kind
-_C10D_KINDS = {"allreduce_": "all_reduce", "allreduce_coalesced_": "all_reduce", "allgather_": "all_gather",
-               "_allgather_base_": "all_gather", "allgather_coalesced_": "all_gather",
-               "allgather_into_tensor_coalesced_": "all_gather", "reduce_scatter_": "reduce_scatter",
-               "_reduce_scatter_base_": "reduce_scatter", "reduce_scatter_tensor_coalesced_": "reduce_scatter",
-               "broadcast_": "broadcast", "alltoall_": "all_to_all", "alltoall_base_": "all_to_all",
-               "send": "send", "recv_": "recv", "recv_any_source_": "recv", "barrier": "barrier",
-               "monitored_barrier_": "barrier", "reduce_": "reduce", "gather_": "gather", "scatter_": "scatter"}
-
-
 def _group_size(args) -> int:
     """The size of the process group among a c10d op's arguments (a
     ScriptObject; ReduceOp objects are ScriptObjects too)."""
@@ -166,14 +154,14 @@ class TrainiumEstimate(TorchDispatchMode):
         if not _on_neuron(inputs + outputs) or func.is_view or func._overloadpacket.__name__ in _FREE_OPS:
             return out
         name = func._overloadpacket.__name__
-        if func.namespace == "c10d" and name in _C10D_KINDS:
+        if func.namespace == "c10d" and name in C10D_KINDS:
             self._record_collective(name, args)
         else:
             self._record(func, args, kwargs, out, inputs, outputs)
         return out
 
     def _record_collective(self, name, args):
-        us = collective_s(self.core, _C10D_KINDS[name], _larger_buffer_bytes(args), _group_size(args)) * 1e6
+        us = collective_s(self.core, C10D_KINDS[name], _larger_buffer_bytes(args), _group_size(args)) * 1e6
         self.by_engine["collective"] += us
         row = self.by_op[f"c10d::{name}"]
         row[0] += 1
@@ -185,14 +173,12 @@ class TrainiumEstimate(TorchDispatchMode):
         flops = _flops(func, args, kwargs, out)
         elements = max((t.numel() for t in inputs + outputs), default=0)  # a reduction reads more than it writes
         fp32 = any(t.dtype == torch.float32 for t in inputs) and flops > 0
-        engine = "scalar" if name.rstrip("_") in _SCALAR_OPS else "vector"
-        parts = trainium.roofline_parts(self.core, flops=flops, hbm_bytes=nbytes,
-                                        elements=0 if flops else elements, engine=engine, fp32_matmul=fp32)
-        bound = max(parts, key=parts.get)
+        bound, bound_s = trace_estimate.op_bound(self.core, name, flops=flops, nbytes=nbytes, elements=elements,
+                                                 fp32=fp32)
         fixed = 2 * self.core.dma_fixed_latency_s
-        self.by_engine[bound] += parts[bound] * 1e6
+        self.by_engine[bound] += bound_s * 1e6
         self.by_engine["dma"] += fixed * 1e6
         row = self.by_op[f"{func.namespace}::{name}"]
         row[0] += 1
-        row[1] += (parts[bound] + fixed) * 1e6
+        row[1] += (bound_s + fixed) * 1e6
 
