@@ -113,15 +113,20 @@ class Session : public libkineto::IActivityProfilerSession {
       if (a->world) act.addMetadata("world", a->world);
       if (!a->in_shapes.empty()) act.addMetadataQuoted("input shapes", shapes_json(a->in_shapes));
       if (a->estimated_us >= 0) act.addMetadata("estimated Trainium2 us", a->estimated_us);
-      if (a->correlation) {
+      // One flow per CPU op: from its launch event to its first device slice
+      // (a native kernel's parts and a graph's ops share the op's id).
+      const bool first_of_op = a->correlation && launched_.insert(a->correlation).second;
+      if (first_of_op) {
         act.flow.id = a->correlation;
         act.flow.type = libkineto::kLinkAsyncCpuGpu;
         act.flow.start = false;
+      }
+      if (a->correlation) {
         act.addMetadata("correlation", a->correlation);
         if (linked) act.linked = linked(static_cast<int32_t>(a->correlation));
       }
       logger.handleActivity(act);
-      if (a->correlation) log_launch(logger, *a, linked);
+      if (first_of_op) log_launch(logger, *a, linked);
       if (a->depth != 0 || a->estimated_us < 0) continue;
       // The estimated track: on Trainium the device starts an op once the
       // host has issued it and the op before it is done.
@@ -197,6 +202,7 @@ class Session : public libkineto::IActivityProfilerSession {
   std::unique_ptr<libkineto::CpuTraceBuffer> buffer_ = std::make_unique<libkineto::CpuTraceBuffer>();
   std::set<std::pair<int32_t, int64_t>> streams_;
   std::set<int32_t> estimate_devices_;
+  std::set<uint64_t> launched_;  // correlation ids whose flow has started
 };
 
 class NeuronActivityProfiler : public libkineto::IActivityProfiler {

@@ -82,14 +82,6 @@ void pop_correlation() {
 
 uint64_t current_correlation() { return t_correlation.empty() ? 0 : t_correlation.back(); }
 
-ActivityScope::ActivityScope(Kind kind, const char* name, const char* detail) {
-  if (C10_UNLIKELY(active())) begin(kind, name, detail);
-}
-
-ActivityScope::ActivityScope(Kind kind, const std::string& name, const char* detail) {
-  if (C10_UNLIKELY(active())) begin(kind, name, detail);
-}
-
 void ActivityScope::begin(Kind kind, std::string name, const char* detail) {
   a_ = std::make_unique<Activity>();
   a_->kind = kind;
@@ -103,8 +95,7 @@ void ActivityScope::begin(Kind kind, std::string name, const char* detail) {
   a_->start_ns = now_ns();
 }
 
-ActivityScope::~ActivityScope() {
-  if (!a_) return;
+void ActivityScope::end() {
   --t_depth;
   a_->end_ns = now_ns();
   record(std::move(*a_));

@@ -66,6 +66,7 @@ def test_a_training_step_has_device_tracks_flows_and_an_estimated_track(tmp_path
 
     # Each device slice is linked to the CPU op that issued it.
     starts, ends = trace.flows("s"), trace.flows("f")
+    assert len(starts) == len([e for e in trace.events if e.get("ph") == "s" and e.get("cat") == "ac2g"])  # one per CPU op
     assert ends and set(ends) <= set(starts)
     assert all(ends[i]["pid"] == pid and starts[i]["pid"] != pid for i in ends)
 

@@ -1,0 +1,61 @@
+"""What observing the device costs: one training step of a small MLP
+(median of repeated steps) on the CPU, on neuron as is, with a CPU-only
+torch.profiler, with the neuron device tracks (ProfilerActivity.PrivateUse1:
+the trace buffer, flows, the estimated track at stop) and in strict mode
+(warn: the C++ hook installed). Ratios against neuron as is, in one run.
+
+Run: .venv/bin/python benchmarks/profiler_overhead.py
+"""
+
+import contextlib
+import statistics
+import time
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import torch_neuronx
+
+STEPS = 30
+
+
+def make(device):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256),
+                                torch.nn.LayerNorm(256), torch.nn.Linear(256, 10)).to(device)
+    opt = torch.optim.AdamW(model.parameters())
+    x = torch.randn(64, 256).to(device)
+    return model, opt, x
+
+
+def step_ms(device, context) -> float:
+    model, opt, x = make(device)
+    times = []
+    with context():
+        for _ in range(STEPS):
+            start = time.perf_counter()
+            model(x).square().mean().backward()
+            opt.step()
+            opt.zero_grad()
+            times.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(times[5:])
+
+
+def main() -> None:
+    cases = [
+        ("cpu", "cpu", contextlib.nullcontext),
+        ("neuron", "neuron", contextlib.nullcontext),
+        ("neuron + profiler (CPU only)", "neuron", lambda: profile(activities=[ProfilerActivity.CPU])),
+        ("neuron + profiler (device tracks)", "neuron",
+         lambda: profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1])),
+        ("neuron + strict mode (warn)", "neuron", lambda: torch_neuronx.strict("warn")),
+    ]
+    results = [(name, step_ms(device, ctx)) for name, device, ctx in cases]
+    base = dict(results)["neuron"]
+    print(f"{'one training step (MLP 256-512-256, batch 64)':<44}{'ms':>8}{'x neuron':>10}")
+    for name, ms in results:
+        print(f"{name:<44}{ms:>8.3f}{ms / base:>10.2f}")
+
+
+if __name__ == "__main__":
+    main()
