@@ -63,6 +63,7 @@ bench: build
 	$(PY) benchmarks/nki.py
 	$(PY) benchmarks/kernel_hub.py
 	$(PY) benchmarks/estimate_validation.py
+	$(PY) benchmarks/profiler_overhead.py
 
 # The build/torch-neuron variants of the NKI kernel repositories (docs/kernels.md);
 # the tests and benchmarks build them too.

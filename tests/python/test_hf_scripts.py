@@ -6,6 +6,8 @@ and, on 4 processes, 2 x 2) and saves a plain Transformers checkpoint that
 gives the same logits on the CPU as on neuron; the model it trains is sharded
 as it loads and not wrapped again."""
 
+import re
+
 import pytest
 import torch
 
@@ -30,9 +32,15 @@ def test_generate_tp_script_gives_the_one_process_tokens(artifacts, tmp_path):
 
 
 def test_demo_generation_compiles_decode_once_without_cpu_fallbacks(artifacts, tmp_path):
-    out = torchrun(2, "demo_generate.py", [str(artifacts / "qwen3-tiny")], tmp_path)
+    out = torchrun(2, "demo_generate.py", [str(artifacts / "qwen3-tiny"), str(tmp_path / "gen-{rank}.json")],
+                   tmp_path)
     assert "recompilations in the timed generate: 0," in out and "CPU fallbacks: 0" in out, out
     assert out.count("Q: ") == 4 and "tokens/s" in out, out
+    # the profiled generate: its trace and the tokens/s of its estimated track
+    assert re.search(r"estimated on Trainium2 \(TP=2 NeuronCores\): \d+ tokens/s", out), out
+    from helpers.chrome_trace import Trace
+    trace = Trace(tmp_path / "gen-0.json")
+    assert {"compiled graph", "collective"} <= {e["args"].get("kind") for e in trace.estimated(trace.device_pid(0))}
 
 
 # The source's flags, scaled as the demo scales them; the Trainer's default
@@ -60,6 +68,20 @@ def assert_plain_checkpoint(path, original):
     return cpu_logits
 
 
+def assert_trace_of_steps(path):
+    """A trace of training steps: the device's stream and estimated-Trainium2
+    tracks, compiled graphs, the TP collectives, both estimated."""
+    from helpers.chrome_trace import Trace
+
+    trace = Trace(path)
+    pid = trace.device_pid(0)
+    kinds = {e["args"].get("kind") for e in trace.measured(pid)}
+    assert {"op", "copy", "collective", "compiled graph"} <= kinds, kinds
+    estimated = {e["args"].get("kind") for e in trace.estimated(pid)}
+    assert {"collective", "compiled graph"} <= estimated, estimated
+    assert sum(1 for e in trace.events if e.get("name", "").startswith("ProfilerStep#")) == 2
+
+
 @pytest.mark.parametrize("tp,fsdp,compile_,save_steps", [(2, 1, "true", "2"), (1, 2, "false", None),
                                                          (2, 2, "false", None)])
 def test_sft_script_trains_with_tp_x_fsdp_and_saves_plain_checkpoints(artifacts, tmp_path, tp, fsdp, compile_,
@@ -70,11 +92,15 @@ def test_sft_script_trains_with_tp_x_fsdp_and_saves_plain_checkpoints(artifacts,
 
     ckpt = tmp_path / "sft"
     extra = ["--save_steps", save_steps] if save_steps else []
+    # the compiled run also traces steps 2-3 as `make demo` does (TORCH_NEURONX_TRACE)
+    trace = {"TORCH_NEURONX_TRACE": str(tmp_path / "trace-{rank}.json"), "TORCH_NEURONX_TRACE_STEPS": "1:2"}
     log = torchrun(tp * fsdp, "sft_neuron_example.py",
                    ["--model_name_or_path", str(artifacts / "qwen3-tiny"), "--dataset_name",
                     str(artifacts / "qa-chat"), "--output_dir", str(ckpt), "--torch_compile", compile_, *SFT_FLAGS,
-                    *extra], tmp_path, TP_SIZE=str(tp), FSDP_SIZE=str(fsdp))
+                    *extra], tmp_path, TP_SIZE=str(tp), FSDP_SIZE=str(fsdp), **(trace if compile_ == "true" else {}))
     assert log.count("'loss'") >= 4, log[-2000:]
+    if compile_ == "true":
+        assert_trace_of_steps(tmp_path / "trace-0.json")
     original = AutoModelForCausalLM.from_pretrained(artifacts / "qwen3-tiny", dtype=torch.float32)
     steps = ["checkpoint-2", "checkpoint-4"] if save_steps else ["checkpoint-4"]
     assert sorted(p.name for p in ckpt.glob("checkpoint-*")) == steps
