@@ -75,8 +75,9 @@ _LAZY = {"nki": ("torch_neuronx.nki", None), "nki_op": ("torch_neuronx.nki.torch
 
 if __import__("os").environ.get("TORCH_NEURONX_STRICT"):  # the environment's mode takes effect at import
     from .strict_mode import StrictModeError, StrictModeWarning, strict  # noqa: F401
-if __import__("os").environ.get("TORCH_NEURONX_TRACE"):  # trace a few optimizer steps (step_trace.py)
-    from . import step_trace as _step_trace
+if __import__("os").environ.get("TORCH_NEURONX_TRACE") or \
+        __import__("os").environ.get("TORCH_NEURONX_STRICT", "off") not in ("off", "0", ""):
+    from . import step_trace as _step_trace  # a window of optimizer steps, traced or estimated
 
     _step_trace.install()
 

@@ -132,7 +132,8 @@ def format_report(record: dict, top: int = 10) -> str:
                          f"(LNC={m['lnc']}, {100 * m['peak_bytes'] / m['core_hbm_bytes']:.1f}%){over}")
     traced = record.get("trace")
     if traced:
-        lines += ["", f"Traced {traced['steps']} optimizer steps ({traced['trace']}):",
+        where = f" (trace: {traced['trace']})" if traced.get("trace") else ""
+        lines += ["", f"{traced['steps']} optimizer steps as Trainium2 would run them{where}:",
                   f"  estimated Trainium2 time per step: {traced['estimated_trn2_ms_per_step']:.2f} ms "
                   f"(device busy, host never waited on); here: {traced['wall_ms_per_step']:.0f} ms per step"]
     return "\n".join(lines) + "\n"

@@ -183,3 +183,16 @@ def test_a_bad_trace_step_window_is_refused_at_import(tmp_path):
     run = subprocess.run([sys.executable, "-c", "import torch_neuronx"], env=env, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode != 0 and "TORCH_NEURONX_TRACE_STEPS='3'" in run.stderr
+
+
+def test_strict_mode_alone_estimates_a_window_of_steps(tmp_path):
+    # no profiler: the device's activity buffer over steps 3-5, estimated at the end of the window
+    script = tmp_path / "train.py"
+    script.write_text(_STEPS)
+    env = worker_env(TORCH_NEURONX_STRICT="warn", TORCH_NEURONX_REPORT=str(tmp_path / "run.json"))
+    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    window = json.loads((tmp_path / "run.json").read_text())["trace"]
+    assert window["trace"] is None and window["steps"] == 3
+    assert 0 < window["estimated_trn2_ms_per_step"] < window["wall_ms_per_step"]
+    assert "3 optimizer steps as Trainium2 would run them:" in run.stderr
