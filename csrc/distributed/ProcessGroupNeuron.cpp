@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "distributed/CollectiveArgs.h"
 #include "distributed/HostBuffers.h"
@@ -133,87 +134,13 @@ c10::intrusive_ptr<c10d::Backend> ProcessGroupNeuron::split(const c10::intrusive
                                                  static_cast<int>(sorted.size()), timeout, name);
 }
 
-void ProcessGroupNeuron::worker_loop() {
-  while (true) {
-    std::function<void()> item;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and every queued collective ran
-      item = std::move(queue_.front());
-      queue_.pop_front();
-      busy_ = true;
-    }
-    item();
-    std::lock_guard<std::mutex> lock(mu_);
-    finished_.push_back(std::move(item));
-    busy_ = false;
-    idle_cv_.notify_all();
-  }
-}
-
 void ProcessGroupNeuron::drain_all(std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   std::lock_guard<std::mutex> live(live_mu);  // a group's destructor waits for this
   for (ProcessGroupNeuron* pg : live_groups()) {
     std::unique_lock<std::mutex> lock(pg->mu_);
-    pg->idle_cv_.wait_until(lock, deadline, [&] { return pg->queue_.empty() && !pg->busy_; });
+    pg->idle_cv_.wait_until(lock, deadline, [&] { return pg->queue_.empty() && !pg->busy_ && !pg->inline_; });
   }
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
-                                                           Task task, uint64_t bytes) {
-  auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), type, std::move(outputs));
-  std::vector<std::function<void()>> finished;  // destroyed here, on the caller's thread
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    finished.swap(finished_);
-    queue_.emplace_back([this, work, task = std::move(task), bytes] {
-      std::exception_ptr error;
-      try {
-        task();
-        shm_bytes_.fetch_add(bytes);
-      } catch (const dist::DistError& e) {
-        error = as_dist_backend_error(e);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      work->complete(error);
-    });
-  }
-  cv_.notify_one();
-  ++sequence_;
-  track_if_coalescing(work);
-  return work;
-}
-
-void ProcessGroupNeuron::track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (coalescing_) coalesced_.push_back(work);
-}
-
-void ProcessGroupNeuron::startCoalescing() {
-  std::lock_guard<std::mutex> lock(mu_);
-  TORCH_CHECK(!coalescing_, "neuron process group '", group_name_, "': startCoalescing called twice without ",
-              "endCoalescing");
-  coalescing_ = true;
-}
-
-c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::endCoalescing() {
-  std::vector<c10::intrusive_ptr<c10d::Work>> works;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    TORCH_CHECK(coalescing_, "neuron process group '", group_name_, "': endCoalescing without startCoalescing");
-    coalescing_ = false;
-    works.swap(coalesced_);
-  }
-  std::vector<at::Tensor> outputs;
-  for (auto& w : works) {
-    for (const at::Tensor& t : w->result()) outputs.push_back(t);
-  }
-  return enqueue(c10d::OpType::COALESCED, outputs, [works] {
-    for (const auto& w : works) w->wait();
-  }, 0);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::collectives(c10d::OpType type, const dist::CollectiveDef& def,
@@ -272,6 +199,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::run_named(const std::string& 
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce(std::vector<at::Tensor>& tensors,
                                                              const c10d::AllreduceOptions& opts) {
+  CallerWaits waits(opts.asyncOp);
   at::Tensor t = single(tensors, "allreduce");
   dist::HostCall call = call_of(t);
   call.spec = reduce_spec(opts.reduceOp, t.scalar_type(), "allreduce");
@@ -298,6 +226,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce_coalesced(
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::broadcast(std::vector<at::Tensor>& tensors,
                                                              const c10d::BroadcastOptions& opts) {
+  CallerWaits waits(opts.asyncOp);
   at::Tensor t = single(tensors, "broadcast");
   dist::HostCall call = call_of(t);
   call.root = static_cast<int>(opts.rootRank);
@@ -308,7 +237,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::broadcast(std::vector<at::Ten
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_allgather_base(at::Tensor& output, at::Tensor& input,
-                                                                   const c10d::AllgatherOptions&) {
+                                                                   const c10d::AllgatherOptions& opts) {
+  CallerWaits waits(opts.asyncOp);
   check_tensor(input, "all_gather_into_tensor");
   check_tensor(output, "all_gather_into_tensor");
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "all_gather_into_tensor: output dtype ",
@@ -338,6 +268,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather(std::vector<std::ve
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                                         const c10d::ReduceScatterOptions& opts) {
+  CallerWaits waits(opts.asyncOp);
   check_tensor(input, "reduce_scatter_tensor");
   check_tensor(output, "reduce_scatter_tensor");
   TORCH_CHECK(output.scalar_type() == input.scalar_type(), "reduce_scatter_tensor: output dtype ",
@@ -368,7 +299,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter(std::vector<at
                     output.nbytes() * getSize());
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::barrier(const c10d::BarrierOptions&) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::barrier(const c10d::BarrierOptions& opts) {
+  CallerWaits waits(opts.asyncOp);
   return collective(c10d::OpType::BARRIER, dist::kBarrier, {}, {}, [](auto&, auto&) {}, 0);
 }
 

@@ -146,7 +146,15 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
                                             uint64_t bytes);
   // Runs one call on the worker, through this group's transport.
   void run(const dist::CollectiveDef& def, const dist::HostCall& call);
-  // Runs task on the worker after the collectives queued before it; the
+  // Marks the calls this thread enqueues while it lives as waited for at
+  // once by their caller (c10d's opts.asyncOp false), so that enqueue may run
+  // them on the caller's thread.
+  struct CallerWaits {
+    explicit CallerWaits(bool async_op);
+    ~CallerWaits();
+  };
+  // Runs task on the worker after the collectives queued before it (or on
+  // the caller's thread, see CallerWaits, when nothing is queued); the
   // Work's outputs are `outputs`, and `bytes` counts toward shm_bytes().
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs, Task task,
                                          uint64_t bytes);
@@ -175,6 +183,7 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   std::vector<std::function<void()>> finished_;
   bool stop_ = false;
   bool busy_ = false;  // the worker is running an item
+  bool inline_ = false;  // a caller's thread is running one (enqueue)
   std::condition_variable idle_cv_;
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<c10d::Work>> coalesced_;

@@ -17,19 +17,30 @@ init()
 torch.neuron.set_device(RANK)
 x = torch.ones(1024, device="neuron")
 out = torch.empty(1024 * WORLD, device="neuron")
+y = torch.ones(8, device="neuron")
 with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
     dist.all_reduce(x)
     dist.all_gather_into_tensor(out, x)
+    dist.broadcast(y, src=0, async_op=True).wait()
     torch.neuron.synchronize()
 path = f"{sys.argv[1]}/rank{RANK}.json"
 prof.export_chrome_trace(path)
 trace = Trace(path)
 pid = trace.device_pid(RANK)
 coll = {e["name"]: e for e in trace.measured(pid) if e["args"].get("kind") == "collective"}
-assert {"c10d::allreduce", "c10d::allgather"} <= set(coll), coll
+assert {"c10d::allreduce", "c10d::allgather", "c10d::broadcast"} <= set(coll), coll
 for e in coll.values():
     assert e["args"]["bytes"] > 0 and e["args"]["world"] == WORLD and e["args"]["detail"] == "shared memory", e
     assert e["args"]["correlation"] in trace.flows("s"), e
+# A collective its caller waits for at once runs on the caller's thread; an
+# async one on the group's worker thread.
+launches = {e["args"]["correlation"]: e for e in trace.events
+            if e.get("ph") == "X" and e.get("name") == "neuron launch" and "correlation" in e.get("args", {})}
+main_tid = launches[coll["c10d::allreduce"]["args"]["correlation"]]["tid"]
+assert launches[coll["c10d::allgather"]["args"]["correlation"]]["tid"] == main_tid
+assert launches[coll["c10d::broadcast"]["args"]["correlation"]]["tid"] != main_tid
+assert any(e.get("cat") == "cpu_op" and e.get("name") == "c10d::allreduce_" and e["tid"] == main_tid
+           for e in trace.events)
 est = {e["name"]: e for e in trace.estimated(pid)}
 assert est["c10d::allreduce (estimated)"]["args"]["engine"] == "collective"
 assert est["c10d::allreduce (estimated)"]["dur"] > 0

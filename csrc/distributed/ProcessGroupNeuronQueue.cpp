@@ -1,0 +1,115 @@
+// The process group's work queue: the worker thread that runs collectives in
+// the order they were issued, the caller-thread run of a collective its
+// caller waits for at once when nothing is queued (CallerWaits), and
+// coalescing (startCoalescing / endCoalescing: one Work for the calls between).
+#include <c10/util/Exception.h>
+
+#include <utility>
+
+#include "distributed/CollectiveArgs.h"
+#include "distributed/NeuronWork.h"
+#include "distributed/ProcessGroupNeuron.h"
+
+namespace torch_neuronx {
+
+void ProcessGroupNeuron::worker_loop() {
+  while (true) {
+    std::function<void()> item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || (!queue_.empty() && !inline_); });
+      if (queue_.empty()) return;  // stopping, and every queued collective ran
+      item = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+    }
+    item();
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_.push_back(std::move(item));
+    busy_ = false;
+    idle_cv_.notify_all();
+  }
+}
+
+namespace {
+// Set by a c10d call whose caller waits for it at once (opts.asyncOp false:
+// dist.all_reduce(t) without async_op=True); read by the next enqueue on
+// this thread.
+thread_local bool t_caller_waits = false;
+}  // namespace
+
+ProcessGroupNeuron::CallerWaits::CallerWaits(bool async_op) { t_caller_waits = !async_op; }
+ProcessGroupNeuron::CallerWaits::~CallerWaits() { t_caller_waits = false; }
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
+                                                           Task task, uint64_t bytes) {
+  auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), type, std::move(outputs));
+  auto item = [this, work, task = std::move(task), bytes] {
+    std::exception_ptr error;
+    try {
+      task();
+      shm_bytes_.fetch_add(bytes);
+    } catch (const dist::DistError& e) {
+      error = dist::args::as_dist_backend_error(e);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    work->complete(error);
+  };
+  const bool caller_waits = std::exchange(t_caller_waits, false);
+  std::vector<std::function<void()>> finished;  // destroyed here, on the caller's thread
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    finished.swap(finished_);
+    // A collective its caller waits for at once runs on the caller's thread
+    // when nothing is queued before it (the order stays the queue's): no
+    // hand-off to the worker and back. The Work is complete when returned.
+    if (caller_waits && queue_.empty() && !busy_ && !inline_ && !coalescing_) {
+      inline_ = true;  // the worker holds what other threads queue meanwhile
+      lock.unlock();
+      ++sequence_;
+      item();
+      lock.lock();
+      inline_ = false;
+      idle_cv_.notify_all();
+      cv_.notify_one();
+      return work;
+    }
+    queue_.emplace_back(std::move(item));
+  }
+  cv_.notify_one();
+  ++sequence_;
+  track_if_coalescing(work);
+  return work;
+}
+
+void ProcessGroupNeuron::track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (coalescing_) coalesced_.push_back(work);
+}
+
+void ProcessGroupNeuron::startCoalescing() {
+  std::lock_guard<std::mutex> lock(mu_);
+  TORCH_CHECK(!coalescing_, "neuron process group '", group_name_, "': startCoalescing called twice without ",
+              "endCoalescing");
+  coalescing_ = true;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::endCoalescing() {
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    TORCH_CHECK(coalescing_, "neuron process group '", group_name_, "': endCoalescing without startCoalescing");
+    coalescing_ = false;
+    works.swap(coalesced_);
+  }
+  std::vector<at::Tensor> outputs;
+  for (auto& w : works) {
+    for (const at::Tensor& t : w->result()) outputs.push_back(t);
+  }
+  return enqueue(c10d::OpType::COALESCED, outputs, [works] {
+    for (const auto& w : works) w->wait();
+  }, 0);
+}
+
+}  // namespace torch_neuronx
