@@ -25,23 +25,18 @@ bool data_dependent_shape(const std::string& name) {
 void observe_arguments(const c10::OperatorHandle& op, const torch::jit::Stack& stack, size_t first,
                        trace::ActivityScope& activity) {
   const std::string& name = op.schema().operator_name().name;
-  bool wide = false;
-  c10::ScalarType wide_type = c10::ScalarType::Undefined;
+  const at::Tensor* wide = nullptr;
   for (size_t i = first; i < stack.size(); ++i) {
     const c10::IValue& v = stack[i];
     if (!v.isTensor()) continue;
     const at::Tensor& t = v.toTensor();
     activity.add_input(t);
-    if (!wide && t.defined() && t.is_privateuseone() && (t.scalar_type() == at::kDouble || t.is_complex())) {
-      wide = true;
-      wide_type = t.scalar_type();
-    }
+    if (!wide && strict::wide_dtype(t)) wide = &t;
   }
   if (!strict::active()) return;
   std::string full = c10::toString(op.schema().operator_name());
-  if (wide) strict::report("float64", full, std::string("computes in ") + c10::toString(wide_type));
+  if (wide) strict::report("float64", full, std::string("computes in ") + c10::toString(wide->scalar_type()));
   if (data_dependent_shape(name)) strict::report("host_sync", full, "data-dependent output shape");
 }
-
 
 }  // namespace torch_neuronx

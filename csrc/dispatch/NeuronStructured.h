@@ -186,8 +186,7 @@ struct Kernels {
     auto see = [&](const at::Tensor* t) {
       if (t == nullptr || !t->defined()) return;
       activity.add_input(*t);
-      if (strict::active() && t->is_privateuseone() &&
-          (t->scalar_type() == at::kDouble || t->is_complex())) {
+      if (strict::active() && strict::wide_dtype(*t)) {
         strict::report("float64", counter->name(), std::string("computes in ") + c10::toString(t->scalar_type()));
       }
     };

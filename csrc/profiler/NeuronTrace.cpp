@@ -101,39 +101,14 @@ void ActivityScope::end() {
   record(std::move(*a_));
 }
 
-void ActivityScope::set_detail(const char* detail) {
-  if (a_) a_->detail = detail;
-}
-void ActivityScope::set_device(int32_t device) {
-  if (!a_) return;
+void ActivityScope::move_to(int32_t device) {
   a_->device = device;
   a_->stream = current_stream(static_cast<c10::DeviceIndex>(device)).id();
 }
-void ActivityScope::set_correlation(uint64_t id) {
-  if (a_) a_->correlation = id;
-}
-void ActivityScope::set_estimate(double us, const std::string& engine) {
-  if (!a_) return;
-  a_->estimated_us = us;
-  a_->engine = engine;
-}
-void ActivityScope::set_bytes(int64_t bytes) {
-  if (a_) a_->bytes = bytes;
-}
-void ActivityScope::set_world(int32_t world) {
-  if (a_) a_->world = world;
-}
 
-void ActivityScope::add_input(const at::Tensor& t) {
-  if (!a_ || !t.defined()) return;
-  a_->in_shapes.push_back(shape_of(t));
-  if (t.is_privateuseone()) a_->bytes += static_cast<int64_t>(t.numel()) * t.element_size();
-  if (a_->dtype == c10::ScalarType::Undefined && (t.is_floating_point() || t.is_complex())) a_->dtype = t.scalar_type();
-}
-
-void ActivityScope::add_output(const at::Tensor& t) {
-  if (!a_ || !t.defined()) return;
-  a_->out_shapes.push_back(shape_of(t));
+void ActivityScope::note(std::vector<std::vector<int64_t>>& shapes, const at::Tensor& t) {
+  if (!t.defined()) return;
+  shapes.push_back(shape_of(t));
   if (t.is_privateuseone()) a_->bytes += static_cast<int64_t>(t.numel()) * t.element_size();
   if (a_->dtype == c10::ScalarType::Undefined && (t.is_floating_point() || t.is_complex())) a_->dtype = t.scalar_type();
 }

@@ -85,19 +85,42 @@ class TORCH_NEURONX_API ActivityScope {
   ActivityScope(const ActivityScope&) = delete;
   ActivityScope& operator=(const ActivityScope&) = delete;
 
+  // The setters do nothing while off, inline (sites call them on every op).
   bool on() const { return a_ != nullptr; }
-  void set_detail(const char* detail);
-  void set_device(int32_t device);
-  void set_bytes(int64_t bytes);
-  void set_world(int32_t world);
-  void set_correlation(uint64_t id);
-  void set_estimate(double us, const std::string& engine);
-  void add_input(const at::Tensor& t);
-  void add_output(const at::Tensor& t);
+  void set_detail(const char* detail) {
+    if (C10_UNLIKELY(a_ != nullptr)) a_->detail = detail;
+  }
+  void set_device(int32_t device) {
+    if (C10_UNLIKELY(a_ != nullptr)) move_to(device);
+  }
+  void set_bytes(int64_t bytes) {
+    if (C10_UNLIKELY(a_ != nullptr)) a_->bytes = bytes;
+  }
+  void set_world(int32_t world) {
+    if (C10_UNLIKELY(a_ != nullptr)) a_->world = world;
+  }
+  void set_correlation(uint64_t id) {
+    if (C10_UNLIKELY(a_ != nullptr)) a_->correlation = id;
+  }
+  void set_estimate(double us, const std::string& engine) {
+    if (C10_UNLIKELY(a_ != nullptr)) {
+      a_->estimated_us = us;
+      a_->engine = engine;
+    }
+  }
+  void add_input(const at::Tensor& t) {
+    if (C10_UNLIKELY(a_ != nullptr)) note(a_->in_shapes, t);
+  }
+  void add_output(const at::Tensor& t) {
+    if (C10_UNLIKELY(a_ != nullptr)) note(a_->out_shapes, t);
+  }
 
  private:
   void begin(Kind kind, std::string name, const char* detail);
   void end();
+  void move_to(int32_t device);
+  // A tensor argument: its shape into `shapes`, its device bytes, the first floating dtype.
+  void note(std::vector<std::vector<int64_t>>& shapes, const at::Tensor& t);
   std::unique_ptr<Activity> a_;
 };
 
@@ -115,5 +138,9 @@ TORCH_NEURONX_API void set_hook(Hook hook);
 inline bool active() { return g_hook.load(std::memory_order_relaxed) != nullptr; }
 // kind: "fallback" | "host_sync" | "float64".
 TORCH_NEURONX_API void report(const char* kind, const std::string& op, const std::string& detail);
+// A neuron tensor in a dtype NeuronCores do not compute in (float64, complex).
+inline bool wide_dtype(const at::Tensor& t) {
+  return t.defined() && t.is_privateuseone() && (t.scalar_type() == at::kDouble || t.is_complex());
+}
 
 }  // namespace torch_neuronx::strict
