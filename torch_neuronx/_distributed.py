@@ -48,6 +48,17 @@ def _host_span(store, rank: int, size: int, timeout, group: str):
     return [order.index(i) for i in ids]
 
 
+def _this_run(store, size: int):
+    """The group's keys for this run. A store can outlive its run (a FileStore
+    whose file a killed or unclean run left behind; a TCPStore reused after
+    destroy_process_group) and still hold that run's keys, among them the name
+    of a segment since unlinked. Each rank counts its join per group size, and
+    all keys go under the generation the count gives, so every rank of one run
+    reads only what that run wrote."""
+    generation = (store.add(f"torch_neuronx/joins/{size}", 1) - 1) // size
+    return dist.PrefixStore(f"torch_neuronx/run/{generation}/", store)
+
+
 def _create_backend(common_opts, backend_opts):
     local_rank = os.environ.get("LOCAL_RANK")
     count = torch.neuron.device_count()
@@ -57,6 +68,8 @@ def _create_backend(common_opts, backend_opts):
     strict = sys.modules.get("torch_neuronx.strict_mode")  # loaded when strict mode was ever on
     if strict is not None:
         strict.check_process_group(size)  # more ranks on this host than the emulated instance has cores
+    if size > 1:
+        store = _this_run(store, size)
     hosts = _host_span(store, rank, size, timeout, str(common_opts.group_id)) if size > 1 else None
     if hosts is None:
         return _C._create_process_group(store, rank, size, timeout.total_seconds(), str(common_opts.group_id))

@@ -6,7 +6,7 @@ timeout, and /dev/shm is left clean."""
 
 import time
 
-from helpers.dist_launch import launch, shm_entries
+from helpers.dist_launch import launch, launch_ok, shm_entries
 from helpers.processes import worker_path
 
 
@@ -67,3 +67,14 @@ def test_a_rank_killed_in_the_middle_of_large_allreduces_is_named(tmp_path):
         assert "allreduce" in line and "rank 1" in line and "exited" in line, line
         assert float(line.rsplit("after", 1)[1].split()[0]) < 30, line
     assert shm_entries() <= before
+
+
+def test_a_store_left_by_an_earlier_run_is_not_read_as_this_one(tmp_path):
+    # A FileStore whose file outlived its run still holds that run's keys,
+    # among them the name of its (unlinked) segment: a rank of the next run
+    # that read it failed with "cannot open shared memory" and rank 0 timed
+    # out waiting for it (seen in CI when three launches shared a store).
+    for world in (3, 3, 2):
+        launch_ok("faults_store_left_behind", world, tmp_path, "ok", timeout=120, args=["leave"])
+        assert (tmp_path / "store").exists()
+    launch_ok("faults_store_left_behind", 2, tmp_path, "ok", timeout=120)

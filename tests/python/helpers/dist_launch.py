@@ -45,8 +45,11 @@ def launch(worker, world: int, tmp_path, timeout: float = 240, ranks=None,
 
 
 def assert_all_ok(results) -> None:
-    for r, res in enumerate(results):
-        assert res.returncode == 0, f"rank {r} exited {res.returncode}\nstdout:\n{res.stdout}\nstderr:\n{res.stderr[-4000:]}"
+    """Every rank exited 0; else names each rank that did not, with its output
+    (the first failure is often a rank other than 0, which only times out)."""
+    failed = [(r, res) for r, res in enumerate(results) if res.returncode != 0]
+    assert not failed, "\n".join(f"rank {r} exited {res.returncode}\nstdout:\n{res.stdout[-1000:]}\n"
+                                  f"stderr:\n{res.stderr[-3000:]}" for r, res in failed)
 
 
 def launch_ok(worker, world: int, tmp_path, expect: str, **kwargs) -> list[subprocess.CompletedProcess]:
