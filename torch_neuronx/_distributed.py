@@ -53,10 +53,10 @@ def _this_run(store, size: int):
     whose file a killed or unclean run left behind; a TCPStore reused after
     destroy_process_group) and still hold that run's keys, among them the name
     of a segment since unlinked. Each rank counts its join per group size, and
-    all keys go under the generation the count gives, so every rank of one run
-    reads only what that run wrote."""
+    all keys go under that size and the generation the count gives, so every
+    rank of one run reads only what that run wrote."""
     generation = (store.add(f"torch_neuronx/joins/{size}", 1) - 1) // size
-    return dist.PrefixStore(f"torch_neuronx/run/{generation}/", store)
+    return dist.PrefixStore(f"torch_neuronx/run/{size}/{generation}/", store)
 
 
 def _create_backend(common_opts, backend_opts):
