@@ -6,6 +6,9 @@ project's shared-memory transport, so the two are measured in the same
 processes, interleaved per size. Latency is the slowest rank's mean time per
 call; bus bandwidth follows nccl-tests (allreduce: bytes x 2(n-1)/n / t;
 all-gather and reduce-scatter: bytes of the whole tensor x (n-1)/n / t).
+Beside them, the floor (one meeting of the ranks, a barrier's exchange of
+cache lines, through the backend's own call path without c10d's Python
+layer) and each rank's memcpy of the same bytes (a CPU tensor copy_).
 
 Run: .venv/bin/python benchmarks/collectives.py [--worlds 2 4] [--max-mib 64]
 """
@@ -22,7 +25,7 @@ import time
 WORKER = r"""
 import datetime, json, os, sys, time
 import torch, torch.distributed as dist
-import torch_neuronx  # noqa: F401  (registers the neuron backend)
+import torch_neuronx  # registers the neuron backend
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 store = dist.FileStore(os.environ["BENCH_STORE"], world)
 dist.init_process_group("cpu:gloo,neuron:neuron", store=store, rank=rank, world_size=world,
@@ -41,8 +44,13 @@ def timed(fn, nbytes):
     dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)  # CPU tensor: gloo; outside the timed loop
     return elapsed.item()
 
-rows = []
+backend = dist.distributed_c10d._get_default_group()._get_backend(torch.device("neuron"))
+rows = [{"op": "floor", "bytes": 0, "backend": "neuron",
+         "seconds": timed(lambda: torch_neuronx._C._process_group_meet(backend), 1 << 20)}]
 for nbytes in sizes:
+    src, dst = torch.ones(nbytes // 4 or 1), torch.empty(nbytes // 4 or 1)
+    rows.append({"op": "memcpy", "bytes": src.nbytes, "backend": "cpu",
+                 "seconds": timed(lambda: dst.copy_(src), src.nbytes)})
     n = max(1, nbytes // 4)
     for device in ("cpu", "neuron"):
         x = torch.ones(n, device=device)
@@ -104,15 +112,20 @@ def main() -> None:
     for world in args.worlds:
         rows = run_world(world, sizes)
         table = {(r["op"], r["bytes"], r["backend"]): r["seconds"] for r in rows}
+        floor = table["floor", 0, "neuron"]
+        print(f"\nworld {world}: floor {floor * 1e6:.1f} us (one meeting of the ranks through the backend's call "
+              "path, _C._process_group_meet); memcpy GB/s is one rank's copy of the same bytes, beside its peers")
         for op in ("allreduce", "all_gather_into_tensor", "reduce_scatter_tensor"):
             print(f"\n{op}, world {world} (bytes per rank; latency us; bus bandwidth GB/s)")
-            print("| size | gloo us | neuron us | latency gloo/neuron | gloo GB/s | neuron GB/s | busbw neuron/gloo |")
-            print("|---|---|---|---|---|---|---|")
-            for nbytes in sorted({r["bytes"] for r in rows}):
+            print("| size | gloo us | neuron us | neuron/floor | latency gloo/neuron | gloo GB/s | neuron GB/s "
+                  "| busbw neuron/gloo | memcpy GB/s | busbw neuron/memcpy |")
+            print("|---|---|---|---|---|---|---|---|---|---|")
+            for nbytes in sorted({r["bytes"] for r in rows if r["op"] == op}):
                 g, n = table[op, nbytes, "gloo"], table[op, nbytes, "neuron"]
                 gb, nb = (bus_bandwidth(op, nbytes, world, t) / 1e9 for t in (g, n))
-                print(f"| {fmt_bytes(nbytes)} | {g * 1e6:.1f} | {n * 1e6:.1f} | {g / n:.2f} | {gb:.3f} | {nb:.3f} | "
-                      f"{nb / gb:.2f} |")
+                mb = nbytes / table["memcpy", nbytes, "cpu"] / 1e9
+                print(f"| {fmt_bytes(nbytes)} | {g * 1e6:.1f} | {n * 1e6:.1f} | {n / floor:.1f} | {g / n:.2f} | "
+                      f"{gb:.3f} | {nb:.3f} | {nb / gb:.2f} | {mb:.2f} | {nb / mb:.2f} |")
 
 
 if __name__ == "__main__":

@@ -139,6 +139,14 @@ PYBIND11_MODULE(_C, m) {
   m.def("_process_group_host_count", [](const BackendPtr& b) { return as_neuron(b).host_count(); });
   m.def("_process_group_tcp_bytes", [](const BackendPtr& b) { return as_neuron(b).tcp_bytes(); });
   m.def("_process_group_shm_bytes", [](const BackendPtr& b) { return as_neuron(b).shm_bytes(); });
+  // One meeting of the group's ranks (a barrier: its signature exchange) on
+  // the caller's thread, through the backend's own call path but not c10d's
+  // Python layer: the floor benchmarks/collectives.py sets beside a collective.
+  m.def("_process_group_meet", [](const BackendPtr& b, int times) {
+    c10d::BarrierOptions opts;
+    opts.asyncOp = false;
+    for (int i = 0; i < times; ++i) as_neuron(b).barrier(opts)->wait();
+  }, py::arg("backend"), py::arg("times") = 1, py::call_guard<py::gil_scoped_release>());
   m.def("_process_group_run_collective",
         [](const BackendPtr& b, const std::string& name, std::vector<at::Tensor> inputs,
            std::vector<at::Tensor> outputs, int root) { return as_neuron(b).run_named(name, inputs, outputs, root); });

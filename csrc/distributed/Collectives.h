@@ -60,6 +60,9 @@ struct CollectiveDef {
   // several hosts (shared memory within each, Gloo between them).
   void (*on_one_host)(ShmCollectives& shm, const HostCall& call);
   void (*across_hosts)(MultiHostCollectives& hosts, const HostCall& call);
+  // Optional, on one host: the whole call, signature check included, in one
+  // meeting of the ranks (EagerCollectives.h); false when it does not fit.
+  bool (*eager)(ShmCollectives& shm, const CollectiveDef& def, const HostCall& call) = nullptr;
   uint32_t id = 0;  // set by register_collective: a hash of the name
 };
 

@@ -72,7 +72,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, st
       lock.lock();
       inline_ = false;
       idle_cv_.notify_all();
-      cv_.notify_one();
+      // Wake the worker only for what was queued meanwhile: a needless wake-up
+      // costs a futex call and puts a thread on a core the ranks need.
+      if (!queue_.empty()) cv_.notify_one();
       return work;
     }
     queue_.emplace_back(std::move(item));

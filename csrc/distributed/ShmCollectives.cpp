@@ -1,5 +1,7 @@
 #include "distributed/ShmCollectives.h"
 
+#include <c10/util/Exception.h>
+
 #include <algorithm>
 #include <cstring>
 #include <sstream>
@@ -40,6 +42,22 @@ void ShmCollectives::step(const char* what) {
 void ShmCollectives::wait_for_all_ranks(const std::string& what) {
   group_->arrive(phase_);
   group_->wait_all(phase_, describe(what.c_str()), timeout_);
+}
+
+size_t ShmCollectives::eager_limit() const { return std::min(kEagerBytes, group_->slot_bytes() / 2); }
+
+// Call k's eager buffer is half k % 2 of each rank's slot. Chunked
+// collectives use whole slots only after their own check, when every rank
+// has finished reading the previous call's.
+const char* ShmCollectives::eager_data(int r) const {
+  return group_->slot(r) + (calls_ % 2) * (group_->slot_bytes() / 2);
+}
+
+void ShmCollectives::check_signature_eager(const CollectiveDef& def, CallSignature mine, size_t bytes,
+                                           const std::function<void(char*)>& fill) {
+  TORCH_INTERNAL_ASSERT(bytes <= eager_limit(), def.name, ": ", bytes, " bytes exceed the eager buffer");
+  fill(group_->slot(group_->rank()) + ((calls_ + 1) % 2) * (group_->slot_bytes() / 2));
+  check_signature(def, mine);
 }
 
 void ShmCollectives::check_signature(const CollectiveDef& def, CallSignature mine) {

@@ -5,6 +5,7 @@
 #include <c10/core/ScalarType.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ namespace torch_neuronx::dist {
 // numbered phases (step); data moves through the per-rank slots in chunks.
 class TORCH_NEURONX_API ShmCollectives {
  public:
+  // Calls of at most this many bytes per rank may publish their data with
+  // their signature (check_signature_eager) and finish in that one meeting.
+  static constexpr size_t kEagerBytes = 64u << 10;
+
   ShmCollectives(std::unique_ptr<ShmGroup> group, std::string group_name, std::chrono::milliseconds timeout);
 
   // Phase 1, right after every rank mapped the segment.
@@ -30,6 +35,17 @@ class TORCH_NEURONX_API ShmCollectives {
   // Publishes this rank's signature for `def` and compares every rank's;
   // a mismatch raises DistError on every rank, naming both calls.
   void check_signature(const CollectiveDef& def, CallSignature mine);
+
+  // check_signature with up to eager_limit() bytes of this rank's data
+  // published alongside, for a collective done in that one meeting: `fill`
+  // writes `bytes` into the buffer it is given, and after the check
+  // eager_data(r) holds rank r's until the next call's check. The buffers
+  // alternate by call parity (like the signatures), so a rank may fill call
+  // k+1's while a slower one still reads call k's.
+  void check_signature_eager(const CollectiveDef& def, CallSignature mine, size_t bytes,
+                             const std::function<void(char*)>& fill);
+  const char* eager_data(int r) const;
+  size_t eager_limit() const;
 
   // Every rank arrives at the next phase, then waits for all the others.
   void step(const char* what);

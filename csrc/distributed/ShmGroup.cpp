@@ -61,7 +61,8 @@ struct ShmGroup::Header {
   uint64_t magic;
   int32_t world;
   uint64_t slot_bytes;
-  alignas(64) std::atomic<uint32_t> wake{0};
+  alignas(64) WakeWord phases;  // bumped by every arrival (collectives)
+  alignas(64) WakeWord rings;   // bumped by ring traffic (point-to-point)
 
   RankControl* ranks() { return reinterpret_cast<RankControl*>(reinterpret_cast<char*>(this) + round_up(sizeof(Header), 64)); }
   ShmChannel* channels() { return reinterpret_cast<ShmChannel*>(ranks() + world); }
@@ -144,15 +145,28 @@ char* ShmGroup::ring(int src, int dst) const {
   return data_ + slot_bytes_ * world_ + index * ring_bytes_;
 }
 
-uint32_t ShmGroup::wake_value() const { return header_->wake.load(std::memory_order_acquire); }
+uint32_t ShmGroup::ring_wake_value() const { return header_->rings.word.load(std::memory_order_acquire); }
 
-void ShmGroup::notify() {
-  header_->wake.fetch_add(1, std::memory_order_acq_rel);
-  futex_wake_all(&header_->wake);
+// A sleeper counts itself before futex_wait checks the word; a notifier bumps
+// the word before it reads the count (both sequentially consistent). So either
+// the notifier sees the sleeper and wakes it, or the sleeper's futex_wait sees
+// the new word and returns at once: no wake-up is lost, and a rank whose
+// peers are all spinning pays no syscall.
+void ShmGroup::WakeWord::notify() {
+  word.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers.load(std::memory_order_seq_cst) > 0) futex_wake_all(&word);
 }
 
-void ShmGroup::wait_for_change(uint32_t seen, std::chrono::milliseconds slice) {
-  futex_wait(&header_->wake, seen, slice);
+void ShmGroup::WakeWord::wait_for_change(uint32_t seen, std::chrono::milliseconds slice) {
+  sleepers.fetch_add(1, std::memory_order_seq_cst);
+  futex_wait(&word, seen, slice);
+  sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void ShmGroup::notify_rings() { header_->rings.notify(); }
+
+void ShmGroup::wait_for_ring_change(uint32_t seen, std::chrono::milliseconds slice) {
+  header_->rings.wait_for_change(seen, slice);
 }
 
 bool ShmGroup::rank_exited(int r) const { return process_exited(header_->ranks()[r].pid.load()); }
@@ -165,7 +179,7 @@ CallSignature ShmGroup::signature(uint64_t call, int r) const { return header_->
 
 void ShmGroup::arrive(uint64_t phase) {
   header_->ranks()[rank_].phase.store(phase, std::memory_order_release);
-  notify();
+  header_->phases.notify();
 }
 
 void ShmGroup::wait_all(uint64_t phase, const std::string& what, std::chrono::milliseconds timeout) {
@@ -181,7 +195,7 @@ void ShmGroup::wait_all(uint64_t phase, const std::string& what, std::chrono::mi
     std::this_thread::yield();
   }
   while (true) {
-    const uint32_t seen = header_->wake.load(std::memory_order_acquire);
+    const uint32_t seen = header_->phases.word.load(std::memory_order_acquire);
     if (missing() < 0) return;
     std::ostringstream late, dead;
     for (int r = 0; r < world_; ++r) {
@@ -197,7 +211,7 @@ void ShmGroup::wait_all(uint64_t phase, const std::string& what, std::chrono::mi
       throw DistError(what + ": timed out after " + std::to_string(timeout.count()) + " ms waiting for rank " +
                       late.str() + " of the group");
     }
-    futex_wait(&header_->wake, seen, std::chrono::milliseconds(50));
+    header_->phases.wait_for_change(seen, std::chrono::milliseconds(50));
   }
 }
 

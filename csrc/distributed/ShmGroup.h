@@ -1,5 +1,5 @@
 // One process group's shared-memory segment on this host: a control block
-// (per-rank phase counters, pids and call signatures, one futex word), one
+// (per-rank phase counters, pids and call signatures, two futex words), one
 // data slot per rank for the collectives, and one byte ring per ordered pair
 // of ranks for point-to-point messages (ShmPointToPoint). Ranks meet at numbered phases: arrive() publishes this
 // rank's phase, wait_all() blocks (spin briefly, then futex) until every rank
@@ -69,11 +69,13 @@ class TORCH_NEURONX_API ShmGroup {
   ShmChannel& channel(int src, int dst) const;
   char* ring(int src, int dst) const;
 
-  // The futex word every arrival and ring update bumps: read it, check your
-  // condition, then wait_for_change(seen) sleeps until it moves (or `slice`).
-  uint32_t wake_value() const;
-  void notify();
-  void wait_for_change(uint32_t seen, std::chrono::milliseconds slice);
+  // The futex word ring traffic bumps (point-to-point only: arrivals bump
+  // their own word, so a collective never wakes a progress thread): read it,
+  // check your condition, then wait_for_ring_change(seen) sleeps until it
+  // moves (or `slice`).
+  uint32_t ring_wake_value() const;
+  void notify_rings();
+  void wait_for_ring_change(uint32_t seen, std::chrono::milliseconds slice);
   // Rank r's process has exited (gone, or a zombie).
   bool rank_exited(int r) const;
 
@@ -89,6 +91,13 @@ class TORCH_NEURONX_API ShmGroup {
   void wait_all(uint64_t phase, const std::string& what, std::chrono::milliseconds timeout);
 
  private:
+  // A futex word and the count of ranks asleep on it.
+  struct WakeWord {
+    std::atomic<uint32_t> word{0};
+    std::atomic<uint32_t> sleepers{0};
+    void notify();
+    void wait_for_change(uint32_t seen, std::chrono::milliseconds slice);
+  };
   struct Header;
   Header* header_ = nullptr;
   char* data_ = nullptr;

@@ -81,7 +81,7 @@ ShmPointToPoint::~ShmPointToPoint() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
-  group_.notify();
+  group_.notify_rings();
   thread_.join();
   for (Peer& peer : peers_) {
     for (auto* fifo : {&peer.sends, &peer.recvs}) {
@@ -124,7 +124,7 @@ void ShmPointToPoint::post(std::unique_ptr<Op> op) {
     else (op->send ? peer.sends : peer.recvs).push_back(std::move(op));
   }
   if (broken) std::rethrow_exception(broken);
-  group_.notify();
+  group_.notify_rings();
 }
 
 bool ShmPointToPoint::progress_send(Op& op) {
@@ -237,7 +237,7 @@ void ShmPointToPoint::progress_loop() {
   auto last_check = std::chrono::steady_clock::now();
   int idle = 0;
   while (true) {
-    const uint32_t seen = group_.wake_value();
+    const uint32_t seen = group_.ring_wake_value();
     std::vector<Op*> heads;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -257,7 +257,7 @@ void ShmPointToPoint::progress_loop() {
       if (op->complete()) finish(peers_[op->peer], op->send, op->error);
     }
     if (moved) {
-      group_.notify();
+      group_.notify_rings();
       idle = 0;
       continue;
     }
@@ -269,7 +269,7 @@ void ShmPointToPoint::progress_loop() {
       std::this_thread::yield();
       continue;
     }
-    group_.wait_for_change(seen, kDeathCheckEvery);
+    group_.wait_for_ring_change(seen, kDeathCheckEvery);
   }
 }
 

@@ -32,7 +32,11 @@ def reference(op, xs):
     return acc
 
 checked = 0
-for n in (1, 1000, (5 << 20) // 4 + 3):  # one element, a small tensor, more than one 4 MiB chunk
+# One element; a small tensor (every rank's data published with its signature:
+# one meeting, EagerCollectives.h); just over the 64 KiB eager buffer for
+# 4-byte types (the chunked form), under it for 1- and 2-byte types; more than
+# one 4 MiB chunk.
+for n in (1, 1000, (64 << 10) // 4 + 5, (5 << 20) // 4 + 3):
     for dtype in DTYPES:
         xs = [data(r, dtype, n) for r in range(WORLD)]
         for name, op in OPS.items():
