@@ -29,6 +29,9 @@
 #include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
+namespace dist {
+class NeuronWork;
+}
 
 // The backend's options (what split_group copies from a parent group).
 struct TORCH_NEURONX_API NeuronBackendOptions : c10d::Backend::Options {
@@ -159,6 +162,11 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs, Task task,
                                          uint64_t bytes);
   void worker_loop();
+  // Runs queued items, in order, on the calling thread until `work` is
+  // complete, as long as the worker has not started on the queue: a thread
+  // waiting for an asynchronous call (a functional collective's wait_tensor)
+  // does not wait for the worker to wake up and hand the result back.
+  void help_until(dist::NeuronWork& work);
   void track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work);
   c10::intrusive_ptr<c10d::Work> point_to_point(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer,
                                                 int tag);

@@ -1,6 +1,7 @@
 // The process group's work queue: the worker thread that runs collectives in
 // the order they were issued, the caller-thread run of a collective its
-// caller waits for at once when nothing is queued (CallerWaits), and
+// caller waits for at once when nothing is queued (CallerWaits), the run of
+// queued calls by a thread that waits for one (help_until), and
 // coalescing (startCoalescing / endCoalescing: one Work for the calls between).
 #include <c10/util/Exception.h>
 
@@ -79,10 +80,33 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, st
     }
     queue_.emplace_back(std::move(item));
   }
+  work->set_helper([pg = c10::weak_intrusive_ptr<ProcessGroupNeuron>(
+                        c10::intrusive_ptr<ProcessGroupNeuron>::unsafe_reclaim_from_nonowning(this))](
+                       dist::NeuronWork& w) {
+    if (auto alive = pg.lock()) alive->help_until(w);
+  });
   cv_.notify_one();
   ++sequence_;
   track_if_coalescing(work);
   return work;
+}
+
+void ProcessGroupNeuron::help_until(dist::NeuronWork& work) {
+  while (!work.isCompleted()) {
+    std::function<void()> item;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (queue_.empty() || busy_ || inline_) return;  // the worker (or another helper) is on it
+      item = std::move(queue_.front());
+      queue_.pop_front();
+      inline_ = true;
+    }
+    item();
+    std::lock_guard<std::mutex> lock(mu_);
+    inline_ = false;
+    idle_cv_.notify_all();
+    if (!queue_.empty()) cv_.notify_one();
+  }
 }
 
 void ProcessGroupNeuron::track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work) {

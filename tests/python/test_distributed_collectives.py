@@ -33,3 +33,11 @@ def test_barrier_then_collective_never_mismatches_under_load(tmp_path):
             assert all("rounds 150" in r.stdout for r in results), launch_no
     finally:
         hog.kill()
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_async_collectives_waited_in_any_order_complete_with_the_right_values(world, tmp_path):
+    # A thread that waits for a queued call runs the queue up to it itself
+    # when the worker has not started (help_until); the worker may take any
+    # of them meanwhile. Order and results stay the queue's.
+    launch_ok("collectives_async_waits", world, tmp_path, expect="async waits ok", timeout=240)

@@ -4,6 +4,7 @@ size and the transport, link to the CPU op, and are estimated by the
 collective model."""
 
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -21,7 +22,9 @@ y = torch.ones(8, device="neuron")
 with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
     dist.all_reduce(x)
     dist.all_gather_into_tensor(out, x)
-    dist.broadcast(y, src=0, async_op=True).wait()
+    work = dist.broadcast(y, src=0, async_op=True)
+    time.sleep(0.2)  # the worker runs it (a thread that waits at once may run it itself: help_until)
+    work.wait()
     torch.neuron.synchronize()
 path = f"{sys.argv[1]}/rank{RANK}.json"
 prof.export_chrome_trace(path)
@@ -33,7 +36,7 @@ for e in coll.values():
     assert e["args"]["bytes"] > 0 and e["args"]["world"] == WORLD and e["args"]["detail"] == "shared memory", e
     assert e["args"]["correlation"] in trace.flows("s"), e
 # A collective its caller waits for at once runs on the caller's thread; an
-# async one on the group's worker thread.
+# async one not yet waited for on the group's worker thread.
 launches = {e["args"]["correlation"]: e for e in trace.events
             if e.get("ph") == "X" and e.get("name") == "neuron launch" and "correlation" in e.get("args", {})}
 main_tid = launches[coll["c10d::allreduce"]["args"]["correlation"]]["tid"]
