@@ -6,6 +6,9 @@ no machine here reaches a model hub:
 - `<out>/qwen3-tiny` and `<out>/llama-tiny`: small random-weight causal LMs
   (Qwen3- and Llama-style) saved as ordinary model directories with that
   tokenizer;
+- `<out>/qwen3-tiny-kv4`: qwen3-tiny with 4 KV heads (one per attention
+  head), so TP=4 shards whole heads (`make scale`, the source's TP 4 x FSDP 8
+  grid); qwen3-tiny's 2 KV heads shard at most over TP=2;
 - `<out>/qwen-image21-tiny`: a small random-weight Qwen-Image 2.1
   text-to-image pipeline (diffusers; the source's Diffusers script's) whose
   transformer has a tensor-parallel plan, with a Qwen3-VL processor built on
@@ -72,15 +75,16 @@ def build_tokenizer(out: Path, texts: list[str]):
     return fast
 
 
-def build_model(arch: str, tokenizer, out: Path, initializer_range: float = 0.05) -> None:
+def build_model(arch: str, tokenizer, out: Path, initializer_range: float = 0.05, kv_heads: int = 2) -> None:
     """A tiny random-weight model of `arch` ("qwen3" or "llama") with the
     tokenizer, saved to `out`. A larger initializer range gives random logits
-    clear top-1 margins (for tests comparing greedy tokens)."""
+    clear top-1 margins (for tests comparing greedy tokens). TP shards KV
+    heads whole: TP may be at most `kv_heads` (and divide it)."""
     import torch
     import transformers
 
     common = dict(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=4,
-                  num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_position_embeddings=1024,
+                  num_attention_heads=4, num_key_value_heads=kv_heads, head_dim=32, max_position_embeddings=1024,
                   bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
                   tie_word_embeddings=True, initializer_range=initializer_range)
     config = {"qwen3": transformers.Qwen3Config, "llama": transformers.LlamaConfig}[arch](**common)
@@ -128,6 +132,9 @@ def main(argv=None) -> Path:
         if pending(f"{arch}-tiny"):
             build_model(arch, tokenizer, out / f"{arch}-tiny")
             mark(f"{arch}-tiny")
+    if pending("qwen3-tiny-kv4"):
+        build_model("qwen3", tokenizer, out / "qwen3-tiny-kv4", kv_heads=4)
+        mark("qwen3-tiny-kv4")
     if pending("qwen-image21-tiny"):
         if __package__:  # imported as examples.build_artifacts (tests, benchmarks)
             from .build_qwen_image21_pipeline import build_qwen_image21_pipeline
