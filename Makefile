@@ -17,7 +17,7 @@ CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -
 
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all build test test-cpp test-python demo device-demo bench sweep kernel-repos system-deps clean
+.PHONY: all build test test-cpp test-python demo device-demo bench sweep scale kernel-repos system-deps clean
 
 all: build
 
@@ -58,6 +58,8 @@ bench: build
 	$(PY) benchmarks/stream_modes.py
 	$(PY) benchmarks/eager_overhead.py
 	$(PY) benchmarks/collectives.py
+	$(PY) benchmarks/collective_latency.py
+	$(PY) benchmarks/scaling.py
 	$(PY) benchmarks/compile.py
 	$(PY) benchmarks/hf_workloads.py
 	$(PY) benchmarks/nki.py
@@ -69,6 +71,13 @@ bench: build
 # the tests and benchmarks build them too.
 kernel-repos: build
 	$(PY) -m torch_neuronx.kernel_builder build examples/kernel-repos/*/
+
+# The source's SFT grid (TP 4 x FSDP 8, 32 processes on 8 emulated Trainium2
+# chips) beside a 2-process run with the same global batch: losses compared,
+# wall time and peak memory per process (docs/performance.md, "Scale"). Not in
+# `make test`: it needs about 20 GiB of free RAM and most of an hour on 2 cores.
+scale: build
+	$(PY) benchmarks/scale_sft.py
 
 sweep: build
 	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv

@@ -1,0 +1,73 @@
+"""Where the time of a small collective goes (issue 23), at world 2, in the
+same two processes: one meeting of the ranks (the floor: a barrier's exchange
+of cache lines, through the backend's call path, `_C._process_group_meet`;
+also 100 meetings per call, without Python between them), dist.all_reduce of
+8 bytes, the same on a group of this rank alone (c10d's Python layer and the
+backend's per-call work, no meeting), the asynchronous forms waited for at
+once (async_op=True; the functional collectives compiled graphs call; the
+functional API's Python wrapper), all against the neuron backend.
+
+Run: .venv/bin/python benchmarks/collective_latency.py
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+WORKER = r"""
+import datetime, os, time
+import torch, torch.distributed as dist
+import torch.distributed._functional_collectives as fc
+import torch_neuronx
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+dist.init_process_group("neuron", store=dist.FileStore(os.environ["BENCH_STORE"], world), rank=rank,
+                        world_size=world, timeout=datetime.timedelta(seconds=60))
+meet = torch_neuronx._C._process_group_meet
+backend = dist.group.WORLD._get_backend(torch.device("neuron"))
+alone = [dist.new_group([r]) for r in range(world)][rank]
+x = torch.ones(2, device="neuron")
+ops, name = torch.ops._c10d_functional, dist.group.WORLD.group_name
+
+def us(fn, n=5000):
+    for _ in range(200):
+        fn()
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - start) / n * 1e6
+
+rows = [
+    ("floor: one meeting", lambda: us(lambda: meet(backend))),
+    ("floor: 100 meetings in one call, per meeting", lambda: us(lambda: meet(backend, 100), 100) / 100),
+    ("dist.all_reduce, 8 B", lambda: us(lambda: dist.all_reduce(x))),
+    ("dist.all_reduce, 8 B, a group of this rank alone", lambda: us(lambda: dist.all_reduce(x, group=alone))),
+    ("dist.all_reduce(async_op=True).wait()", lambda: us(lambda: dist.all_reduce(x, async_op=True).wait())),
+    ("_c10d_functional all_reduce_ + wait_tensor", lambda: us(lambda: ops.wait_tensor(ops.all_reduce_(x, "sum", name)))),
+    ("functional_collectives.all_reduce(...).wait()", lambda: us(lambda: fc.all_reduce(x, "sum", dist.group.WORLD).wait())),
+]
+results = [(label, fn()) for label, fn in rows]
+if rank == 0:
+    print("| path | us per call |\n|---|---|")
+    for label, t in results:
+        print(f"| {label} | {t:.1f} |")
+dist.destroy_process_group()
+"""
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
+        env.update(WORLD_SIZE="2", OMP_NUM_THREADS="1", BENCH_STORE=os.path.join(tmp, "store"))
+        procs = [subprocess.Popen([sys.executable, "-c", WORKER], env=dict(env, RANK=str(r)), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for r in range(2)]
+        outs = [p.communicate(timeout=600) for p in procs]
+        for p, (_, err) in zip(procs, outs):
+            if p.returncode != 0:
+                raise SystemExit(f"a rank failed:\n{err[-3000:]}")
+        print(outs[0][0], end="")
+
+
+if __name__ == "__main__":
+    main()
