@@ -9,7 +9,10 @@ already be exiting:
 - each process group's worker: completing a Work runs, then destroys, the
   Future's callbacks, which can hold Python functions (`Future.then` in DDP's
   communication hooks);
-- PyTorch's autograd thread of each neuron device: since torch 2.14 every
+- PyTorch's autograd thread of each neuron device (which runs a backward
+  called with multithreading enabled: from a thread other than the one that
+  imported torch_neuronx, or with TORCH_NEURONX_AUTOGRAD_THREAD=1; see
+  _autograd_thread.py): since torch 2.14 every
   `backward()` stashes a `contextvars.Context` in the thread-local state that
   the engine copies into its GraphTask, and the device thread that runs the
   last node may drop the GraphTask's last reference after `backward()` has
@@ -46,9 +49,11 @@ def _flush_autograd_device_threads() -> None:
         leaf = torch.zeros((), device=torch.device("neuron", index), requires_grad=True)
         out = leaf * 2
         # The engine itself, not torch.autograd.backward: that would stash a
-        # Python object in this GraphTask too. It releases the GIL while it runs.
-        torch.autograd.Variable._execution_engine.run_backward(
-            (out,), (torch.ones_like(out),), False, False, (), True, True)
+        # Python object in this GraphTask too. It releases the GIL while it
+        # runs, through the device thread (multithreading on for this call).
+        with torch.autograd.set_multithreading_enabled(True):
+            torch.autograd.Variable._execution_engine.run_backward(
+                (out,), (torch.ones_like(out),), False, False, (), True, True)
 
 
 def _before_finalization() -> None:

@@ -15,10 +15,15 @@ from helpers.processes import worker_path
 RUNS = 10
 
 
-@pytest.mark.parametrize("script", ["exit_backward", "exit_unwaited_collective"],
-                         ids=["backward", "unwaited-collective"])
-def test_processes_exit_cleanly(script, tmp_path):
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+@pytest.mark.parametrize("script, extra", [("exit_backward", {}),
+                                           ("exit_backward", {"TORCH_NEURONX_AUTOGRAD_THREAD": "1"}),
+                                           ("exit_unwaited_collective", {})],
+                         ids=["backward", "backward-on-autograd-device-thread", "unwaited-collective"])
+def test_processes_exit_cleanly(script, extra, tmp_path):
+    # By default neuron's backward runs on the calling thread
+    # (_autograd_thread.py); with the setting, on autograd's device thread,
+    # whose race with finalization the exit handler closes.
+    env = dict(os.environ, OMP_NUM_THREADS="1", **extra)
     failures = []
     for batch in range(RUNS // 2):
         procs = []
