@@ -75,7 +75,7 @@ kernel-repos: build
 # The source's SFT grid (TP 4 x FSDP 8, 32 processes on 8 emulated Trainium2
 # chips) beside a 2-process run with the same global batch: losses compared,
 # wall time and peak memory per process (docs/performance.md, "Scale"). Not in
-# `make test`: it needs about 20 GiB of free RAM and most of an hour on 2 cores.
+# `make test`: it needs about 19 GiB of free RAM and 6-7 minutes on 2 cores.
 scale: build
 	$(PY) benchmarks/scale_sft.py
 
