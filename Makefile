@@ -57,6 +57,7 @@ bench: build
 	$(PY) benchmarks/allocation_latency.py
 	$(PY) benchmarks/stream_modes.py
 	$(PY) benchmarks/eager_overhead.py
+	$(PY) benchmarks/autograd_thread.py
 	$(PY) benchmarks/collectives.py
 	$(PY) benchmarks/collective_latency.py
 	$(PY) benchmarks/scaling.py

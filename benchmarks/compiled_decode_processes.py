@@ -1,0 +1,58 @@
+"""Compiled decode on neuron against CPU Inductor, each case in its own
+process (issue 23: benchmarks/compile.py times them in one process, where the
+CPU case came out ahead in either order). benchmarks/compile.py's decode at
+hidden 128 and 256, one compiled case per process, ROUNDS processes per case
+in alternating order; the median of each case's processes. Both share one
+Inductor cache (compile time is not measured here).
+
+Run: .venv/bin/python benchmarks/compiled_decode_processes.py
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROUNDS = 4
+HERE = Path(__file__).resolve().parent
+
+WORKER = r"""
+import json, sys
+import compile as bench
+device = sys.argv[1]
+bench.CASES = [(device, True)]
+bench.ROUNDS = 3
+print(json.dumps([bench.decode_rates(size)[(device, True)] for size in bench.DECODE_SIZES]))
+"""
+
+
+def one(device: str, cache: str) -> list[float]:
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"))
+    out = subprocess.run([sys.executable, "-c", WORKER, device], cwd=HERE, env=env, capture_output=True, text=True,
+                         timeout=1200)
+    if out.returncode != 0:
+        raise SystemExit(f"{device} decode failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    runs = {"neuron": [], "cpu": []}
+    with tempfile.TemporaryDirectory() as cache:
+        for r in range(ROUNDS):
+            for device in (("neuron", "cpu") if r % 2 == 0 else ("cpu", "neuron")):
+                runs[device].append(one(device, cache))
+    print("| decode, batch 1, static cache | neuron compiled tokens/s (runs) | CPU Inductor tokens/s (runs) | median ratio |")
+    print("|---|---|---|---|")
+    from compile import DECODE_SIZES
+    for i, size in enumerate(DECODE_SIZES):
+        n, c = ([run[i] for run in runs[d]] for d in ("neuron", "cpu"))
+        print(f"| hidden {size['hidden_size']} | {statistics.median(n):.0f} ({', '.join(f'{x:.0f}' for x in n)}) | "
+              f"{statistics.median(c):.0f} ({', '.join(f'{x:.0f}' for x in c)}) | "
+              f"{statistics.median(n) / statistics.median(c):.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
