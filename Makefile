@@ -62,6 +62,7 @@ bench: build
 	$(PY) benchmarks/collective_latency.py
 	$(PY) benchmarks/scaling.py
 	$(PY) benchmarks/compile.py
+	$(PY) benchmarks/compiled_decode_processes.py
 	$(PY) benchmarks/hf_workloads.py
 	$(PY) benchmarks/nki.py
 	$(PY) benchmarks/kernel_hub.py
