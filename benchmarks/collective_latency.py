@@ -10,10 +10,7 @@ functional API's Python wrapper), all against the neuron backend.
 Run: .venv/bin/python benchmarks/collective_latency.py
 """
 
-import os
-import subprocess
-import sys
-import tempfile
+from _ranks import run_ranks
 
 WORKER = r"""
 import datetime, os, time
@@ -57,16 +54,7 @@ dist.destroy_process_group()
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
-        env.update(WORLD_SIZE="2", OMP_NUM_THREADS="1", BENCH_STORE=os.path.join(tmp, "store"))
-        procs = [subprocess.Popen([sys.executable, "-c", WORKER], env=dict(env, RANK=str(r)), stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for r in range(2)]
-        outs = [p.communicate(timeout=600) for p in procs]
-        for p, (_, err) in zip(procs, outs):
-            if p.returncode != 0:
-                raise SystemExit(f"a rank failed:\n{err[-3000:]}")
-        print(outs[0][0], end="")
+    print(run_ranks(WORKER, 2, timeout=600), end="")
 
 
 if __name__ == "__main__":

@@ -17,10 +17,9 @@ import argparse
 import json
 import os
 import socket
-import subprocess
-import sys
-import tempfile
 import time
+
+from _ranks import run_ranks
 
 WORKER = r"""
 import datetime, json, os, sys, time
@@ -71,17 +70,8 @@ dist.destroy_process_group()
 
 
 def run_world(world: int, sizes: list[int]) -> list[dict]:
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
-        env.update(WORLD_SIZE=str(world), OMP_NUM_THREADS="1", BENCH_STORE=os.path.join(tmp, "store"),
-                   BENCH_SIZES=json.dumps(sizes), TORCH_NEURONX_FALLBACK_WARN="0")
-        procs = [subprocess.Popen([sys.executable, "-c", WORKER], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(world)]
-        outs = [p.communicate(timeout=1800) for p in procs]
-        for p, (_, err) in zip(procs, outs):
-            if p.returncode != 0:
-                raise SystemExit(f"a benchmark rank failed:\n{err[-3000:]}")
-        return json.loads(outs[0][0].strip().splitlines()[-1])
+    out = run_ranks(WORKER, world, BENCH_SIZES=json.dumps(sizes))
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def bus_bandwidth(op: str, nbytes: int, world: int, seconds: float) -> float:

@@ -15,11 +15,9 @@ import argparse
 import json
 import os
 import socket
-import subprocess
-import sys
-import tempfile
 import time
 
+from _ranks import run_ranks
 from collectives import bus_bandwidth, run_world
 
 SIZES = [8, 1 << 20, 16 << 20]
@@ -67,19 +65,9 @@ dist.destroy_process_group()
 
 
 def fsdp_step(world: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("NEURON_", "TORCH_NEURONX_"))}
-        # One NeuronCore per rank: a Trainium2 chip has 4 at LNC=2.
-        env.update(WORLD_SIZE=str(world), OMP_NUM_THREADS="1", BENCH_STORE=os.path.join(tmp, "store"),
-                   TORCH_NEURONX_FALLBACK_WARN="0", TORCH_NEURONX_EMU_CHIPS=str(-(-world // 4)))
-        procs = [subprocess.Popen([sys.executable, "-c", FSDP_WORKER], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(world)]
-        outs = [p.communicate(timeout=1800) for p in procs]
-        failed = [f"rank {r} exited {p.returncode}:\n{err[-2000:]}" for r, (p, (_, err)) in enumerate(zip(procs, outs))
-                  if p.returncode != 0]
-        if failed:
-            raise SystemExit("FSDP ranks failed:\n" + "\n".join(failed))
-        return json.loads(outs[0][0].strip().splitlines()[-1])
+    # One NeuronCore per rank: a Trainium2 chip has 4 at LNC=2.
+    out = run_ranks(FSDP_WORKER, world, TORCH_NEURONX_EMU_CHIPS=str(-(-world // 4)))
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> None:

@@ -167,6 +167,10 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   // waiting for an asynchronous call (a functional collective's wait_tensor)
   // does not wait for the worker to wake up and hand the result back.
   void help_until(dist::NeuronWork& work);
+  // Runs item on the calling thread, the lock released meanwhile, with
+  // inline_ set so that the worker waits; then wakes the worker for what was
+  // queued meanwhile. Called and returns with `lock` (on mu_) held.
+  void run_here(std::unique_lock<std::mutex>& lock, const std::function<void()>& item);
   void track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work);
   c10::intrusive_ptr<c10d::Work> point_to_point(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer,
                                                 int tag);

@@ -66,16 +66,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, st
     // when nothing is queued before it (the order stays the queue's): no
     // hand-off to the worker and back. The Work is complete when returned.
     if (caller_waits && queue_.empty() && !busy_ && !inline_ && !coalescing_) {
-      inline_ = true;  // the worker holds what other threads queue meanwhile
-      lock.unlock();
       ++sequence_;
-      item();
-      lock.lock();
-      inline_ = false;
-      idle_cv_.notify_all();
-      // Wake the worker only for what was queued meanwhile: a needless wake-up
-      // costs a futex call and puts a thread on a core the ranks need.
-      if (!queue_.empty()) cv_.notify_one();
+      run_here(lock, item);
       return work;
     }
     queue_.emplace_back(std::move(item));
@@ -91,21 +83,27 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, st
   return work;
 }
 
+void ProcessGroupNeuron::run_here(std::unique_lock<std::mutex>& lock, const std::function<void()>& item) {
+  inline_ = true;  // the worker holds what other threads queue meanwhile
+  lock.unlock();
+  item();
+  lock.lock();
+  inline_ = false;
+  idle_cv_.notify_all();
+  // Wake the worker only for what was queued meanwhile: a needless wake-up
+  // costs a futex call and puts a thread on a core the ranks need.
+  if (!queue_.empty()) cv_.notify_one();
+}
+
 void ProcessGroupNeuron::help_until(dist::NeuronWork& work) {
-  while (!work.isCompleted()) {
-    std::function<void()> item;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (queue_.empty() || busy_ || inline_) return;  // the worker (or another helper) is on it
-      item = std::move(queue_.front());
-      queue_.pop_front();
-      inline_ = true;
-    }
-    item();
-    std::lock_guard<std::mutex> lock(mu_);
-    inline_ = false;
-    idle_cv_.notify_all();
-    if (!queue_.empty()) cv_.notify_one();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!work.isCompleted() && !queue_.empty() && !busy_ && !inline_) {  // else the worker (or a helper) is on it
+    std::function<void()> item = std::move(queue_.front());
+    queue_.pop_front();
+    run_here(lock, item);
+    lock.unlock();  // the item is destroyed on this thread, without the lock
+    item = nullptr;
+    lock.lock();
   }
 }
 

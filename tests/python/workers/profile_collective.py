@@ -23,7 +23,8 @@ with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as
     dist.all_reduce(x)
     dist.all_gather_into_tensor(out, x)
     work = dist.broadcast(y, src=0, async_op=True)
-    time.sleep(0.2)  # the worker runs it (a thread that waits at once may run it itself: help_until)
+    while not work.is_completed():  # the worker runs it (wait() at once may run it itself: help_until)
+        time.sleep(0.001)
     work.wait()
     torch.neuron.synchronize()
 path = f"{sys.argv[1]}/rank{RANK}.json"
