@@ -23,6 +23,23 @@ def main() -> None:
         torch.empty(64 << 20, dtype=torch.uint8, device="neuron")
     cold = median_seconds(fresh, repeats=11)
     print(f"cold 64 MiB segment (empty_cache + HAL malloc + free): {cold * 1e6:.1f} us")
+    # Fresh memory written once: the page faults of a new segment (a memfd's
+    # pages, which other processes can map) against the CPU allocator's
+    # (anonymous pages; it maps and unmaps a block this large every time).
+    for n in (64 << 20, 256 << 20):
+        def cpu_touch():
+            torch.empty(n, dtype=torch.uint8).fill_(1)
+
+        def neuron_touch():
+            torch.neuron.empty_cache()
+            torch.empty(n, dtype=torch.uint8, device="neuron").fill_(1)
+
+        def neuron_warm():
+            torch.empty(n, dtype=torch.uint8, device="neuron").fill_(1)
+
+        cpu, cold, warm = (median_seconds(f, repeats=7, warmup=1) for f in (cpu_touch, neuron_touch, neuron_warm))
+        print(f"first write of {fmt_bytes(n)}: cpu {cpu * 1e3:.1f} ms, neuron fresh segment {cold * 1e3:.1f} ms "
+              f"({cold / cpu:.2f}x), neuron cached segment {warm * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -58,11 +58,12 @@ def _register() -> None:
     from . import trace_estimate
 
     _C._set_trace_estimator(trace_estimate.estimate_activities)  # the profiler's estimated-Trainium2 track
-    from . import _autograd_thread, _distributed, _exit
+    from . import _autograd_thread, _distributed, _exit, _multiprocessing
 
     _distributed.register()
     _exit.register()
     _autograd_thread.install()
+    _multiprocessing.install()
 
 
 _register()

@@ -16,6 +16,7 @@
 #include "runtime/NeuronGenerator.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronHostAccess.h"
+#include "runtime/NeuronIpc.h"
 #include "runtime/NeuronStream.h"
 
 namespace py = pybind11;
@@ -62,6 +63,23 @@ PYBIND11_MODULE(_C, m) {
   m.def("_empty_cache", [] { caching_allocator().emptyCache(); });
   m.def("_allocator_owns", [](uintptr_t ptr) { return caching_allocator().owns(reinterpret_cast<void*>(ptr)); });
   m.def("_cpu_allocations", &cpu_allocation_count);
+  // Sharing with other processes (torch_neuronx/_multiprocessing.py): the handle
+  // of a tensor's storage as (fd, allocation bytes, offset), and a uint8 tensor
+  // over a received one.
+  m.def("_share_storage", [](const at::Tensor& t) {
+    IpcHandle h;
+    {
+      py::gil_scoped_release no_gil;
+      h = export_storage(t.storage());
+    }
+    return py::make_tuple(h.fd, h.size, h.offset);
+  });
+  m.def("_open_shared_storage", [](int device, int fd, uint64_t size, uint64_t offset, uint64_t nbytes) {
+    const auto d = static_cast<c10::DeviceIndex>(device);
+    c10::Storage s = open_storage(d, IpcHandle{fd, size, offset}, nbytes);
+    at::Tensor bytes = at::empty({0}, at::TensorOptions().dtype(at::kByte).device(c10::DeviceType::PrivateUse1, d));
+    return bytes.set_(std::move(s), 0, {static_cast<int64_t>(nbytes)}, {1});
+  });
   m.def("_mem_get_info", [](int d) { return caching_allocator().getMemoryInfo(static_cast<c10::DeviceIndex>(d)); });
 
   // Random numbers.

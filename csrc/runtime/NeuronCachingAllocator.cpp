@@ -79,6 +79,11 @@ bool NeuronCachingAllocator::owns(void* ptr) {
   return false;
 }
 
+bool NeuronCachingAllocator::mark_shared(const c10::DataPtr& data) {
+  if (!data.get() || data.get_deleter() != &raw_delete) return false;
+  return cache(data.device().index()).mark_shared(data.get());
+}
+
 void NeuronCachingAllocator::copy_data(void* dest, const void* src, size_t count) const {
   c10::Stream s = current_stream();
   NEURON_HAL_CHECK(hal().memory.copy(hal_stream(s), dest, src, count, NHAL_COPY_DEVICE_TO_DEVICE));

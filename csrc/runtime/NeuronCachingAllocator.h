@@ -29,6 +29,9 @@ class TORCH_NEURONX_API NeuronCachingAllocator final : public c10::DeviceAllocat
   c10::DataPtr allocate_on(c10::DeviceIndex device, size_t nbytes);
   // True if ptr is the start of a live block of this allocator.
   bool owns(void* ptr);
+  // Marks the block under data as exported to other processes (NeuronIpc.h);
+  // false unless this allocator allocated it.
+  bool mark_shared(const c10::DataPtr& data);
 };
 
 TORCH_NEURONX_API NeuronCachingAllocator& caching_allocator();

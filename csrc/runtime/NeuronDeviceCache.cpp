@@ -150,7 +150,31 @@ void DeviceCache::free(Block* block) {
     pending_.emplace_back(block, std::move(events));
     return;  // stays active until the other streams pass this point
   }
+  retire(block);
+}
+
+static int64_t peer_opens(const void* ptr) {
+  int64_t n = 0;
+  if (hal().ipc.open_count) NEURON_HAL_CHECK(hal().ipc.open_count(ptr, &n));
+  return n;
+}
+
+void DeviceCache::retire(Block* block) {
+  // A forked child has no device mappings (they are not inherited) to read the count from.
+  if (block->shared && !in_bad_fork() && peer_opens(block->ptr) > 0) {
+    shared_.push_back(block);
+    return;
+  }
+  block->shared = false;
   release_to_pool(block);
+}
+
+bool DeviceCache::mark_shared(void* ptr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(ptr);
+  if (it == live_.end()) return false;
+  it->second->shared = true;
+  return true;
 }
 
 void DeviceCache::release_to_pool(Block* block) {
@@ -191,6 +215,16 @@ void DeviceCache::process_pending(bool wait) {
     for (nhal_event e : pending_[i].second) hal().event.destroy(e);
     Block* b = pending_[i].first;
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+    retire(b);
+  }
+  for (size_t i = 0; i < shared_.size();) {
+    Block* b = shared_[i];
+    if (peer_opens(b->ptr) > 0) {
+      ++i;
+      continue;
+    }
+    shared_.erase(shared_.begin() + static_cast<std::ptrdiff_t>(i));
+    b->shared = false;
     release_to_pool(b);
   }
 }
@@ -245,6 +279,7 @@ std::vector<SegmentInfo> DeviceCache::segments() {
     for (Block* b : *pool) add_head(b);
   }
   for (auto& [b, events] : pending_) add_head(b);
+  for (Block* b : shared_) add_head(b);
   std::sort(heads.begin(), heads.end(), [](Block* a, Block* b) { return std::less<void*>()(a->ptr, b->ptr); });
   std::vector<SegmentInfo> out;
   for (Block* head : heads) {

@@ -5,7 +5,8 @@
 // large pool). A free block is reusable only by allocations on the stream it
 // was allocated on; a block that other streams used (record_stream) returns
 // to the cache only after events recorded on those streams complete.
-// Adjacent free blocks of a segment merge. When the device is full, fully
+// A block shared with other processes (torch.multiprocessing) returns to the
+// cache only once every peer has closed it. Adjacent free blocks of a segment merge. When the device is full, fully
 // free segments are released and the request retried before raising
 // torch.OutOfMemoryError. Mirrors CUDACachingAllocator's DeviceCachingAllocator.
 #pragma once
@@ -34,6 +35,7 @@ struct Block {
   Block* next = nullptr;
   bool allocated = false;
   bool small = false;        // belongs to the small pool
+  bool shared = false;       // exported to other processes (hal ipc)
   std::vector<c10::Stream> uses;  // other streams recorded with record_stream
 };
 
@@ -46,6 +48,8 @@ class DeviceCache {
   Block* malloc(size_t size, c10::Stream stream);
   void free(Block* block);
   void record_stream(Block* block, c10::Stream stream);
+  // Marks the live block starting at ptr as exported; false if there is none.
+  bool mark_shared(void* ptr);
   // Releases every fully free segment to the driver.
   void empty_cache();
   Block* find_allocated(void* ptr);
@@ -66,6 +70,7 @@ class DeviceCache {
   Block* new_segment(size_t size, c10::StreamId stream, bool small, size_t request);
   void split(Block* block, size_t size);
   void release_to_pool(Block* block);
+  void retire(Block* block);  // to the pool, or to shared_ while peers map it
   void process_pending(bool wait);
   void release_free_segments();
   void update_inactive_split();
@@ -76,6 +81,7 @@ class DeviceCache {
   Pool small_free_, large_free_;
   ska::flat_hash_map<void*, Block*> live_;
   std::vector<std::pair<Block*, std::vector<nhal_event>>> pending_;
+  std::vector<Block*> shared_;  // freed here, still open in other processes
   DeviceStats stats_;
 };
 

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "neuron_hal/driver.h"
 
 namespace {
@@ -88,6 +90,46 @@ TEST_P(HalConformance, MallocIsAccountedAndFreed) {
   EXPECT_EQ(free2, free0);
   EXPECT_EQ(d_->memory.device_of(p, &dev), NHAL_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(d_->memory.free(p), NHAL_STATUS_INVALID_ARGUMENT);  // double free
+}
+
+// A second mapping of an exported block (what a peer process gets) sees the
+// same bytes, and the open count follows export and close.
+TEST_P(HalConformance, IpcExportOpenCloseShareBytesAndCount) {
+  if (!d_->ipc.export_handle) GTEST_SKIP() << "driver has no IPC table";
+  void* p = nullptr;
+  ASSERT_EQ(d_->memory.malloc(0, 4 << 20, &p), NHAL_STATUS_OK);
+  char* inner = static_cast<char*>(p) + 4096;
+  std::memcpy(inner, "neuron", 7);
+  nhal_ipc_handle h{};
+  ASSERT_EQ(d_->ipc.export_handle(inner, &h), NHAL_STATUS_OK) << nhal_last_error_message();
+  EXPECT_EQ(h.size, 4u << 20);
+  EXPECT_EQ(h.offset, 4096u);
+  int64_t opens = -1;
+  ASSERT_EQ(d_->ipc.open_count(p, &opens), NHAL_STATUS_OK);
+  EXPECT_EQ(opens, 1);
+  nhal_ipc_handle mine = h;
+  mine.fd = dup(h.fd);  // open takes the descriptor, as a peer's received one
+  void* base = nullptr;
+  ASSERT_EQ(d_->ipc.open_handle(0, &mine, &base), NHAL_STATUS_OK) << nhal_last_error_message();
+  EXPECT_NE(base, p);
+  EXPECT_STREQ(static_cast<char*>(base) + h.offset, "neuron");
+  std::memcpy(static_cast<char*>(base) + h.offset, "Neuron", 7);
+  EXPECT_STREQ(inner, "Neuron");
+  int dev = -1;
+  EXPECT_EQ(d_->memory.device_of(base, &dev), NHAL_STATUS_OK);
+  EXPECT_EQ(d_->memory.free(base), NHAL_STATUS_INVALID_ARGUMENT);  // not this process's allocation
+  ASSERT_EQ(d_->ipc.close_handle(base), NHAL_STATUS_OK);
+  ASSERT_EQ(d_->ipc.open_count(p, &opens), NHAL_STATUS_OK);
+  EXPECT_EQ(opens, 0);
+  EXPECT_EQ(d_->ipc.close_handle(base), NHAL_STATUS_INVALID_ARGUMENT);  // closed twice
+  nhal_ipc_handle bad = h;
+  bad.fd = dup(h.fd);
+  bad.size += 4096;  // does not match the file
+  EXPECT_EQ(d_->ipc.open_handle(0, &bad, &base), NHAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nhal_last_error_message()).find("does not match"), std::string::npos);
+  int on_heap = 0;
+  EXPECT_EQ(d_->ipc.export_handle(&on_heap, &h), NHAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(d_->memory.free(p), NHAL_STATUS_OK);
 }
 
 TEST_P(HalConformance, ZeroSizeMallocGivesNull) {

@@ -83,6 +83,7 @@ extern "C" const nhal_driver* nhal_emu_driver(void) {
       kMemoryOps,
       kStreamOps,
       kEventOps,
+      kIpcOps,
   };
   return &driver;
 }

@@ -39,6 +39,7 @@ nhal_status check_device(int device);
 extern const nhal_memory_ops kMemoryOps;
 extern const nhal_stream_ops kStreamOps;
 extern const nhal_event_ops kEventOps;
+extern const nhal_ipc_ops kIpcOps;
 
 // Device synchronize: waits for every stream of the device (emu_stream.cpp).
 nhal_status synchronize_device(int device);

@@ -52,6 +52,7 @@ const nhal_driver kNullDriver = {
     {mem_malloc, mem_free, mem_device_of, mem_copy, host_alloc, host_free, nullptr},
     {s_create, s_destroy, s_launch, s_sync, s_query},
     {e_create, e_destroy, e_record, e_wait, e_query, e_sync, e_elapsed},
+    {nullptr, nullptr, nullptr, nullptr},  // no IPC: sharing raises
 };
 
 }  // namespace

@@ -6,7 +6,8 @@
  * with calls into the Neuron runtime (nrt_*).
  *
  * What the tables cover today: device queries, memory (allocation, copies,
- * pinned host memory), streams and events. What they do not: compute and
+ * pinned host memory), streams, events and IPC (device memory other processes
+ * map). What they do not: compute and
  * collective transport run on the host CPU by design, on device memory the
  * host addresses (NHAL_DEVICE_CAP_HOST_ADDRESSABLE) or, without that
  * capability, on copies the core stages through memory.copy. A driver without
@@ -18,6 +19,7 @@
 
 #include "neuron_hal/device.h"
 #include "neuron_hal/event.h"
+#include "neuron_hal/ipc.h"
 #include "neuron_hal/memory.h"
 #include "neuron_hal/status.h"
 #include "neuron_hal/stream.h"
@@ -37,6 +39,7 @@ typedef struct nhal_driver {
   nhal_memory_ops memory;
   nhal_stream_ops stream;
   nhal_event_ops event;
+  nhal_ipc_ops ipc; /* all NULL: no sharing between processes */
 } nhal_driver;
 
 /* The driver named by name (NULL: TORCH_NEURONX_DRIVER, else "emu"),

@@ -1,0 +1,86 @@
+// IPC: a peer maps a device block's memfd (emu_memory.cpp) into its own
+// address space; both processes then address the same pages. The count of
+// opens lives in the block's leading gap (kPageSkew bytes before its start),
+// which every mapping includes, so exporter and importers update one counter.
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../loader/hal_error.h"
+#include "emu_memory.h"
+#include "emu_state.h"
+
+namespace nhal::emu {
+namespace {
+
+int64_t* open_counter(char* base) { return reinterpret_cast<int64_t*>(base - kPageSkew); }
+
+nhal_status export_handle(const void* ptr, nhal_ipc_handle* out) {
+  if (!out) return fail(NHAL_STATUS_INVALID_ARGUMENT, "out handle is null");
+  Shareable s;
+  if (!find_shareable(ptr, &s)) {
+    return fail(NHAL_STATUS_INVALID_ARGUMENT,
+                "%p is not inside shareable device memory (a block of 1 MiB or more from "
+                "memory.malloc)",
+                ptr);
+  }
+  __atomic_fetch_add(open_counter(s.base), 1, __ATOMIC_ACQ_REL);
+  *out = nhal_ipc_handle{s.fd, s.size, static_cast<uint64_t>(static_cast<const char*>(ptr) - s.base)};
+  return NHAL_STATUS_OK;
+}
+
+nhal_status open_handle(int device, const nhal_ipc_handle* h, void** out_base) {
+  if (!h || !out_base) return fail(NHAL_STATUS_INVALID_ARGUMENT, "null handle or output");
+  const int fd = h->fd;
+  struct stat st {};
+  nhal_status status = check_device(device);
+  if (status == NHAL_STATUS_OK && (fd < 0 || fstat(fd, &st) != 0)) {
+    status = fail(NHAL_STATUS_INVALID_ARGUMENT, "IPC handle's file descriptor %d is not open", fd);
+  }
+  const uint64_t mapped = h->size + kPageSkew;
+  if (status == NHAL_STATUS_OK && (static_cast<uint64_t>(st.st_size) != mapped || h->offset > h->size)) {
+    status = fail(NHAL_STATUS_INVALID_ARGUMENT,
+                  "IPC handle does not match its memory: %llu bytes at offset %llu, file of %lld "
+                  "bytes (was it exported by this build's emulator?)",
+                  static_cast<unsigned long long>(h->size), static_cast<unsigned long long>(h->offset),
+                  static_cast<long long>(st.st_size));
+  }
+  void* p = MAP_FAILED;
+  if (status == NHAL_STATUS_OK) {
+    p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      status = fail(NHAL_STATUS_HOST_OUT_OF_MEMORY, "could not map a peer's %s of device memory",
+                    format_bytes(h->size).c_str());
+    }
+  }
+  if (fd >= 0) close(fd);
+  if (status != NHAL_STATUS_OK) return status;
+  madvise(p, mapped, MADV_DONTFORK);
+  char* base = static_cast<char*>(p) + kPageSkew;
+  add_imported(base, h->size, device);
+  *out_base = base;
+  return NHAL_STATUS_OK;
+}
+
+nhal_status close_handle(void* base) {
+  size_t size = 0;
+  if (!remove_imported(static_cast<char*>(base), &size)) {
+    return fail(NHAL_STATUS_INVALID_ARGUMENT, "%p is not a base returned by ipc.open_handle", base);
+  }
+  __atomic_fetch_sub(open_counter(static_cast<char*>(base)), 1, __ATOMIC_ACQ_REL);
+  munmap(static_cast<char*>(base) - kPageSkew, size + kPageSkew);
+  return NHAL_STATUS_OK;
+}
+
+nhal_status open_count(const void* ptr, int64_t* out) {
+  if (!out) return fail(NHAL_STATUS_INVALID_ARGUMENT, "out_count is null");
+  Shareable s;
+  *out = find_shareable(ptr, &s) ? __atomic_load_n(open_counter(s.base), __ATOMIC_ACQUIRE) : 0;
+  return NHAL_STATUS_OK;
+}
+
+}  // namespace
+
+const nhal_ipc_ops kIpcOps = {export_handle, open_handle, close_handle, open_count};
+
+}  // namespace nhal::emu

@@ -1,0 +1,48 @@
+/* IPC: device memory that other processes on the host map.
+ *
+ * Equivalent to: cudaIpcGetMemHandle / cudaIpcOpenMemHandle. torch.multiprocessing
+ * shares neuron tensors through it, as it shares CUDA tensors. A driver without
+ * it leaves the table's slots NULL and sharing raises.
+ *
+ * Lifetime: each export counts one open by a peer; the peer's close ends it.
+ * The exporting process must not reuse the memory of an allocation while
+ * opens are outstanding (the core's caching allocator keeps such blocks out
+ * of its pools until open_count is 0).
+ */
+#ifndef NEURON_HAL_IPC_H
+#define NEURON_HAL_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neuron_hal/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nhal_ipc_handle {
+  int fd;          /* exporter: owned by the driver (dup it to send); importer: owned by open */
+  uint64_t size;   /* bytes of the allocation the handle maps */
+  uint64_t offset; /* offset of the exported pointer inside the allocation */
+} nhal_ipc_handle;
+
+typedef struct nhal_ipc_ops {
+  /* The allocation (from memory.malloc) holding ptr, as a handle, counting one
+   * open. INVALID_ARGUMENT if ptr is not inside shareable device memory. */
+  nhal_status (*export_handle)(const void* ptr, nhal_ipc_handle* out);
+  /* Maps a handle another process exported, as memory of device. *out_base is
+   * the allocation's start (add the handle's offset). Closes handle->fd before
+   * returning, on failure too. */
+  nhal_status (*open_handle)(int device, const nhal_ipc_handle* handle, void** out_base);
+  /* Unmaps a base open_handle returned and ends its open. */
+  nhal_status (*close_handle)(void* base);
+  /* Opens not yet closed of the allocation holding ptr (0 if never exported). */
+  nhal_status (*open_count)(const void* ptr, int64_t* out_count);
+} nhal_ipc_ops;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
