@@ -6,7 +6,9 @@ project's shared-memory transport, so the two are measured in the same
 processes, interleaved per size. Latency is the slowest rank's mean time per
 call; bus bandwidth follows nccl-tests (allreduce: bytes x 2(n-1)/n / t;
 all-gather and reduce-scatter: bytes of the whole tensor x (n-1)/n / t).
-Beside them, the floor (one meeting of the ranks, a barrier's exchange of
+neuron runs twice: reading the peers' buffers in place (its default for calls
+over 64 KiB per rank) and through its shared-memory slots
+(TORCH_NEURONX_DIRECT_COLLECTIVES=0), interleaved. Beside them, the floor (one meeting of the ranks, a barrier's exchange of
 cache lines, through the backend's own call path without c10d's Python
 layer) and each rank's memcpy of the same bytes (a CPU tensor copy_).
 
@@ -55,14 +57,23 @@ for nbytes in sizes:
         x = torch.ones(n, device=device)
         big = torch.ones(n * world, device=device)
         small = torch.empty(n, device=device)
+        mine = big[rank * n:(rank + 1) * n]  # FSDP2's all-gather: the input is this rank's part of the output
         ops = {
             "allreduce": lambda: dist.all_reduce(x),
             "all_gather_into_tensor": lambda: dist.all_gather_into_tensor(big, x),
+            "all_gather_into_tensor, in place": lambda: dist.all_gather_into_tensor(big, mine),
             "reduce_scatter_tensor": lambda: dist.reduce_scatter_tensor(small, big),
         }
+        # neuron twice: reading the peers' buffers in place (the default), and
+        # through the slots (TORCH_NEURONX_DIRECT_COLLECTIVES=0), interleaved.
+        forms = [("gloo", True)] if device == "cpu" else [("neuron", True), ("neuron-slots", False)]
         for op, fn in ops.items():
-            rows.append({"op": op, "bytes": n * 4, "backend": "gloo" if device == "cpu" else "neuron",
-                         "seconds": timed(fn, n * 4 * (world if op != "allreduce" else 1))})
+            for backend, direct in forms:
+                dist.barrier()
+                torch_neuronx._C._set_direct_collectives(direct)
+                rows.append({"op": op, "bytes": n * 4, "backend": backend,
+                             "seconds": timed(fn, n * 4 * (world if op != "allreduce" else 1))})
+            torch_neuronx._C._set_direct_collectives(True)
 if rank == 0:
     print(json.dumps(rows))
 dist.destroy_process_group()
@@ -105,17 +116,17 @@ def main() -> None:
         floor = table["floor", 0, "neuron"]
         print(f"\nworld {world}: floor {floor * 1e6:.1f} us (one meeting of the ranks through the backend's call "
               "path, _C._process_group_meet); memcpy GB/s is one rank's copy of the same bytes, beside its peers")
-        for op in ("allreduce", "all_gather_into_tensor", "reduce_scatter_tensor"):
+        for op in ("allreduce", "all_gather_into_tensor", "all_gather_into_tensor, in place", "reduce_scatter_tensor"):
             print(f"\n{op}, world {world} (bytes per rank; latency us; bus bandwidth GB/s)")
-            print("| size | gloo us | neuron us | neuron/floor | latency gloo/neuron | gloo GB/s | neuron GB/s "
-                  "| busbw neuron/gloo | memcpy GB/s | busbw neuron/memcpy |")
-            print("|---|---|---|---|---|---|---|---|---|---|")
+            print("| size | gloo us | neuron us | slots us | neuron/floor | latency gloo/neuron | gloo GB/s | "
+                  "neuron GB/s | busbw neuron/gloo | memcpy GB/s | busbw neuron/memcpy | busbw slots/memcpy |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|")
             for nbytes in sorted({r["bytes"] for r in rows if r["op"] == op}):
-                g, n = table[op, nbytes, "gloo"], table[op, nbytes, "neuron"]
-                gb, nb = (bus_bandwidth(op, nbytes, world, t) / 1e9 for t in (g, n))
+                g, n, sl = (table[op, nbytes, b] for b in ("gloo", "neuron", "neuron-slots"))
+                gb, nb, sb = (bus_bandwidth(op, nbytes, world, t) / 1e9 for t in (g, n, sl))
                 mb = nbytes / table["memcpy", nbytes, "cpu"] / 1e9
-                print(f"| {fmt_bytes(nbytes)} | {g * 1e6:.1f} | {n * 1e6:.1f} | {n / floor:.1f} | {g / n:.2f} | "
-                      f"{gb:.3f} | {nb:.3f} | {nb / gb:.2f} | {mb:.2f} | {nb / mb:.2f} |")
+                print(f"| {fmt_bytes(nbytes)} | {g * 1e6:.1f} | {n * 1e6:.1f} | {sl * 1e6:.1f} | {n / floor:.1f} | "
+                      f"{g / n:.2f} | {gb:.3f} | {nb:.3f} | {nb / gb:.2f} | {mb:.2f} | {nb / mb:.2f} | {sb / mb:.2f} |")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@
 #include "bindings/MemoryHistoryBindings.h"
 #include "bindings/TraceBindings.h"
 #include "dispatch/NeuronHostDispatch.h"
+#include "distributed/DirectCollectives.h"
 #include "dispatch/NeuronOpTracking.h"
 #include "dispatch/NeuronOutputScope.h"
 #include "distributed/ProcessGroupNeuron.h"
@@ -156,10 +157,12 @@ PYBIND11_MODULE(_C, m) {
   }, py::call_guard<py::gil_scoped_release>());
   m.def("_process_group_host_count", [](const BackendPtr& b) { return as_neuron(b).host_count(); });
   m.def("_process_group_tcp_bytes", [](const BackendPtr& b) { return as_neuron(b).tcp_bytes(); });
+  m.def("_process_group_peer_mappings", [](const BackendPtr& b) { return as_neuron(b).peer_mappings(); });
   m.def("_process_group_shm_bytes", [](const BackendPtr& b) { return as_neuron(b).shm_bytes(); });
   // One meeting of the group's ranks (a barrier: its signature exchange) on
   // the caller's thread, through the backend's own call path but not c10d's
   // Python layer: the floor benchmarks/collectives.py sets beside a collective.
+  m.def("_set_direct_collectives", &dist::set_direct_collectives);
   m.def("_process_group_meet", [](const BackendPtr& b, int times) {
     c10d::BarrierOptions opts;
     opts.asyncOp = false;

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "distributed/DirectCollectives.h"
 #include "distributed/EagerCollectives.h"
 #include "distributed/MultiHostCollectives.h"
 #include "distributed/ShmCollectives.h"
@@ -73,6 +74,7 @@ const CollectiveDef& find_collective(const std::string& name) {
 void run_collective(const CollectiveDef& def, const HostCall& call, ShmCollectives& host,
                     MultiHostCollectives* hosts) {
   if (hosts == nullptr && def.eager != nullptr && def.eager(host, def, call)) return;
+  if (hosts == nullptr && def.direct != nullptr && def.direct(host, def, call)) return;
   host.check_signature(def, def.signature(call));
   if (hosts != nullptr) def.across_hosts(*hosts, call);
   else def.on_one_host(host, call);
@@ -94,7 +96,7 @@ const CollectiveDef& kAllreduce = register_collective({
     "allreduce", nullptr, reducing,
     [](ShmCollectives& s, const HostCall& c) { s.reduce_chunks("allreduce", c.out, c.numel, c.dtype, c.spec, -1); },
     [](MultiHostCollectives& m, const HostCall& c) { m.allreduce(c.out, c.numel, c.dtype, c.spec); },
-    eager_allreduce});
+    eager_allreduce, direct_allreduce});
 
 const CollectiveDef& kBroadcast = register_collective({
     "broadcast", root_in_group, rooted,
@@ -106,7 +108,7 @@ const CollectiveDef& kAllgather = register_collective({
     "allgather", nullptr, sized,
     [](ShmCollectives& s, const HostCall& c) { s.gather_chunks("allgather", c.in, c.out, bytes_of(c), -1); },
     [](MultiHostCollectives& m, const HostCall& c) { m.allgather(c.in, c.out, c.numel, c.dtype); },
-    eager_allgather});
+    eager_allgather, direct_allgather});
 
 const CollectiveDef& kReduceScatter = register_collective({
     "reduce_scatter", nullptr, reducing,
@@ -114,7 +116,7 @@ const CollectiveDef& kReduceScatter = register_collective({
       s.reduce_scatter_chunks("reduce_scatter", c.in, c.out, c.numel, c.dtype, c.spec);
     },
     [](MultiHostCollectives& m, const HostCall& c) { m.reduce_scatter(c.in, c.out, c.numel, c.dtype, c.spec); },
-    eager_reduce_scatter});
+    eager_reduce_scatter, direct_reduce_scatter});
 
 // The root and the reduce op both must agree: root * 64 + op code.
 const CollectiveDef& kReduce = register_collective({

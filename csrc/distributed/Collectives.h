@@ -63,6 +63,10 @@ struct CollectiveDef {
   // Optional, on one host: the whole call, signature check included, in one
   // meeting of the ranks (EagerCollectives.h); false when it does not fit.
   bool (*eager)(ShmCollectives& shm, const CollectiveDef& def, const HostCall& call) = nullptr;
+  // Optional, on one host, for calls eager does not take: the whole call
+  // reading the peers' buffers in place (DirectCollectives.h); false when it
+  // does not apply.
+  bool (*direct)(ShmCollectives& shm, const CollectiveDef& def, const HostCall& call) = nullptr;
   uint32_t id = 0;  // set by register_collective: a hash of the name
 };
 

@@ -132,6 +132,8 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   uint64_t tcp_bytes() const { return multi_ ? multi_->tcp_bytes() : 0; }
   // Hosts this group's ranks are on.
   int host_count() const { return host_count_; }
+  // Peers' allocations this rank has mapped for collectives that read them in place.
+  size_t peer_mappings() const { return shm_ ? shm_->peer_mappings().size() : 0; }
 
  private:
   using Task = std::function<void()>;

@@ -27,7 +27,12 @@ size_t part_size(size_t n, int world, size_t elem) {
 
 ShmCollectives::ShmCollectives(std::unique_ptr<ShmGroup> group, std::string group_name,
                                std::chrono::milliseconds timeout)
-    : group_(std::move(group)), group_name_(std::move(group_name)), timeout_(timeout) {}
+    : group_(std::move(group)),
+      group_name_(std::move(group_name)),
+      timeout_(timeout),
+      peer_mappings_(std::make_unique<PeerMappings>()) {}
+
+ShmCollectives::~ShmCollectives() = default;
 
 std::string ShmCollectives::describe(const char* what) const {
   return std::string("neuron process group '") + group_name_ + "', " + what;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "distributed/Collectives.h"
+#include "distributed/PeerMemory.h"
 #include "distributed/Reductions.h"
 #include "distributed/ShmGroup.h"
 
@@ -28,6 +29,7 @@ class TORCH_NEURONX_API ShmCollectives {
   static constexpr size_t kEagerBytes = 64u << 10;
 
   ShmCollectives(std::unique_ptr<ShmGroup> group, std::string group_name, std::chrono::milliseconds timeout);
+  ~ShmCollectives();
 
   // Phase 1, right after every rank mapped the segment.
   void wait_for_all_ranks(const std::string& what);
@@ -69,6 +71,10 @@ class TORCH_NEURONX_API ShmCollectives {
                        const std::vector<char*>& recv, const std::vector<size_t>& recv_bytes);
 
   ShmGroup& group() { return *group_; }
+  // The peers' buffers this group has mapped (DirectCollectives.cpp).
+  PeerMappings& peer_mappings() { return *peer_mappings_; }
+  // A buffer for this rank's part while it reduces.
+  std::vector<char>& scratch() { return scratch_; }
   std::string describe(const char* what) const;
 
  private:
@@ -78,6 +84,7 @@ class TORCH_NEURONX_API ShmCollectives {
   uint64_t phase_ = 1;
   uint64_t calls_ = 0;  // collectives checked so far (selects the signature buffer)
   std::vector<char> scratch_;  // this rank's part while it reduces
+  std::unique_ptr<PeerMappings> peer_mappings_;
 };
 
 }  // namespace torch_neuronx::dist

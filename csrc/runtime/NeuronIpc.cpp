@@ -12,7 +12,7 @@ namespace torch_neuronx {
 namespace {
 
 // The receiver's DataPtr context: the mapping's base, which close_handle takes.
-void close_mapping(void* base) { NEURON_HAL_CHECK(hal().ipc.close_handle(base)); }
+void close_mapping(void* base) { NEURON_HAL_CHECK(hal().ipc.close_handle(base, /*end_open=*/1)); }
 
 // Closes a received descriptor unless open_handle took it.
 struct FdGuard {
@@ -43,7 +43,7 @@ IpcHandle export_storage(const c10::Storage& storage) {
               "be sent on; send tensor.clone())");
   NEURON_HAL_CHECK(hal().device.synchronize(device.index()));
   nhal_ipc_handle h{};
-  NEURON_HAL_CHECK(hal().ipc.export_handle(ptr, &h));
+  NEURON_HAL_CHECK(hal().ipc.export_handle(ptr, /*count_open=*/1, &h));
   return IpcHandle{h.fd, h.size, h.offset};
 }
 

@@ -101,7 +101,7 @@ TEST_P(HalConformance, IpcExportOpenCloseShareBytesAndCount) {
   char* inner = static_cast<char*>(p) + 4096;
   std::memcpy(inner, "neuron", 7);
   nhal_ipc_handle h{};
-  ASSERT_EQ(d_->ipc.export_handle(inner, &h), NHAL_STATUS_OK) << nhal_last_error_message();
+  ASSERT_EQ(d_->ipc.export_handle(inner, 1, &h), NHAL_STATUS_OK) << nhal_last_error_message();
   EXPECT_EQ(h.size, 4u << 20);
   EXPECT_EQ(h.offset, 4096u);
   int64_t opens = -1;
@@ -118,17 +118,20 @@ TEST_P(HalConformance, IpcExportOpenCloseShareBytesAndCount) {
   int dev = -1;
   EXPECT_EQ(d_->memory.device_of(base, &dev), NHAL_STATUS_OK);
   EXPECT_EQ(d_->memory.free(base), NHAL_STATUS_INVALID_ARGUMENT);  // not this process's allocation
-  ASSERT_EQ(d_->ipc.close_handle(base), NHAL_STATUS_OK);
+  ASSERT_EQ(d_->ipc.close_handle(base, 1), NHAL_STATUS_OK);
   ASSERT_EQ(d_->ipc.open_count(p, &opens), NHAL_STATUS_OK);
   EXPECT_EQ(opens, 0);
-  EXPECT_EQ(d_->ipc.close_handle(base), NHAL_STATUS_INVALID_ARGUMENT);  // closed twice
+  EXPECT_EQ(d_->ipc.close_handle(base, 1), NHAL_STATUS_INVALID_ARGUMENT);  // closed twice
   nhal_ipc_handle bad = h;
   bad.fd = dup(h.fd);
   bad.size += 4096;  // does not match the file
   EXPECT_EQ(d_->ipc.open_handle(0, &bad, &base), NHAL_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(std::string(nhal_last_error_message()).find("does not match"), std::string::npos);
   int on_heap = 0;
-  EXPECT_EQ(d_->ipc.export_handle(&on_heap, &h), NHAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(d_->ipc.export_handle(&on_heap, 0, &h), NHAL_STATUS_INVALID_ARGUMENT);
+  ASSERT_EQ(d_->ipc.export_handle(inner, 0, &h), NHAL_STATUS_OK);  // a transport's: not counted
+  ASSERT_EQ(d_->ipc.open_count(p, &opens), NHAL_STATUS_OK);
+  EXPECT_EQ(opens, 0);
   EXPECT_EQ(d_->memory.free(p), NHAL_STATUS_OK);
 }
 

@@ -41,3 +41,11 @@ def test_async_collectives_waited_in_any_order_complete_with_the_right_values(wo
     # when the worker has not started (help_until); the worker may take any
     # of them meanwhile. Order and results stay the queue's.
     launch_ok("collectives_async_waits", world, tmp_path, expect="async waits ok", timeout=240)
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_reading_peers_buffers_in_place_matches_the_slot_form_bitwise(world, tmp_path):
+    # Calls past the eager buffer read the peers' device memory in place
+    # (DirectCollectives.cpp); the slot form is the reference, bitwise, for
+    # every reduce op and dtype; a rank with a staged buffer sends all to the slots.
+    launch_ok("collectives_direct", world, tmp_path, expect="direct collectives ok", timeout=240)

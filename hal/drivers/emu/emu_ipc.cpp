@@ -15,7 +15,7 @@ namespace {
 
 int64_t* open_counter(char* base) { return reinterpret_cast<int64_t*>(base - kPageSkew); }
 
-nhal_status export_handle(const void* ptr, nhal_ipc_handle* out) {
+nhal_status export_handle(const void* ptr, int count_open, nhal_ipc_handle* out) {
   if (!out) return fail(NHAL_STATUS_INVALID_ARGUMENT, "out handle is null");
   Shareable s;
   if (!find_shareable(ptr, &s)) {
@@ -24,7 +24,7 @@ nhal_status export_handle(const void* ptr, nhal_ipc_handle* out) {
                 "memory.malloc)",
                 ptr);
   }
-  __atomic_fetch_add(open_counter(s.base), 1, __ATOMIC_ACQ_REL);
+  if (count_open) __atomic_fetch_add(open_counter(s.base), 1, __ATOMIC_ACQ_REL);
   *out = nhal_ipc_handle{s.fd, s.size, static_cast<uint64_t>(static_cast<const char*>(ptr) - s.base)};
   return NHAL_STATUS_OK;
 }
@@ -33,7 +33,7 @@ nhal_status open_handle(int device, const nhal_ipc_handle* h, void** out_base) {
   if (!h || !out_base) return fail(NHAL_STATUS_INVALID_ARGUMENT, "null handle or output");
   const int fd = h->fd;
   struct stat st {};
-  nhal_status status = check_device(device);
+  nhal_status status = device < 0 ? NHAL_STATUS_OK : check_device(device);
   if (status == NHAL_STATUS_OK && (fd < 0 || fstat(fd, &st) != 0)) {
     status = fail(NHAL_STATUS_INVALID_ARGUMENT, "IPC handle's file descriptor %d is not open", fd);
   }
@@ -57,17 +57,17 @@ nhal_status open_handle(int device, const nhal_ipc_handle* h, void** out_base) {
   if (status != NHAL_STATUS_OK) return status;
   madvise(p, mapped, MADV_DONTFORK);
   char* base = static_cast<char*>(p) + kPageSkew;
-  add_imported(base, h->size, device);
+  add_imported(base, h->size, device < 0 ? -1 : device);
   *out_base = base;
   return NHAL_STATUS_OK;
 }
 
-nhal_status close_handle(void* base) {
+nhal_status close_handle(void* base, int end_open) {
   size_t size = 0;
   if (!remove_imported(static_cast<char*>(base), &size)) {
     return fail(NHAL_STATUS_INVALID_ARGUMENT, "%p is not a base returned by ipc.open_handle", base);
   }
-  __atomic_fetch_sub(open_counter(static_cast<char*>(base)), 1, __ATOMIC_ACQ_REL);
+  if (end_open) __atomic_fetch_sub(open_counter(static_cast<char*>(base)), 1, __ATOMIC_ACQ_REL);
   munmap(static_cast<char*>(base) - kPageSkew, size + kPageSkew);
   return NHAL_STATUS_OK;
 }

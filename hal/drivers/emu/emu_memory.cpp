@@ -188,7 +188,7 @@ nhal_status host_free(void* ptr) { return release(ptr, true); }
 int host_is_pinned(const void* ptr) {
   std::lock_guard<std::mutex> lock(g_mu);
   const Block* b = find_locked(ptr, nullptr);
-  return b && b->device < 0 ? 1 : 0;
+  return b && b->device < 0 && !b->imported ? 1 : 0;
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ struct Shareable {
 // The shareable device allocation holding ptr; false if ptr is not inside one.
 bool find_shareable(const void* ptr, Shareable* out);
 
-// A peer's allocation mapped here (base .. base + size), owned by device.
+// A peer's allocation mapped here (base .. base + size), as device memory of
+// device (-1: a transport's view, not device memory here).
 void add_imported(char* base, size_t size, int device);
 // Forgets an imported mapping; false if base does not start one.
 bool remove_imported(char* base, size_t* out_size);

@@ -4,10 +4,12 @@
  * shares neuron tensors through it, as it shares CUDA tensors. A driver without
  * it leaves the table's slots NULL and sharing raises.
  *
- * Lifetime: each export counts one open by a peer; the peer's close ends it.
- * The exporting process must not reuse the memory of an allocation while
- * opens are outstanding (the core's caching allocator keeps such blocks out
- * of its pools until open_count is 0).
+ * Lifetime: an export that counts (count_open = 1: a tensor sent to another
+ * process) adds one open, which the peer's close ends; the exporting process
+ * must not reuse the memory while opens are outstanding (the core's caching
+ * allocator keeps such blocks out of its pools until open_count is 0). A
+ * transport that maps a peer's buffer for the length of one call, and keeps
+ * the mapping only as a cache, exports and closes without counting.
  */
 #ifndef NEURON_HAL_IPC_H
 #define NEURON_HAL_IPC_H
@@ -29,14 +31,16 @@ typedef struct nhal_ipc_handle {
 
 typedef struct nhal_ipc_ops {
   /* The allocation (from memory.malloc) holding ptr, as a handle, counting one
-   * open. INVALID_ARGUMENT if ptr is not inside shareable device memory. */
-  nhal_status (*export_handle)(const void* ptr, nhal_ipc_handle* out);
-  /* Maps a handle another process exported, as memory of device. *out_base is
-   * the allocation's start (add the handle's offset). Closes handle->fd before
+   * open if count_open. INVALID_ARGUMENT if ptr is not inside shareable device
+   * memory. */
+  nhal_status (*export_handle)(const void* ptr, int count_open, nhal_ipc_handle* out);
+  /* Maps a handle another process exported, as memory of device (device < 0:
+   * a transport's view, not device memory of this process). *out_base is the
+   * allocation's start (add the handle's offset). Closes handle->fd before
    * returning, on failure too. */
   nhal_status (*open_handle)(int device, const nhal_ipc_handle* handle, void** out_base);
-  /* Unmaps a base open_handle returned and ends its open. */
-  nhal_status (*close_handle)(void* base);
+  /* Unmaps a base open_handle returned; ends one open if end_open. */
+  nhal_status (*close_handle)(void* base, int end_open);
   /* Opens not yet closed of the allocation holding ptr (0 if never exported). */
   nhal_status (*open_count)(const void* ptr, int64_t* out_count);
 } nhal_ipc_ops;
