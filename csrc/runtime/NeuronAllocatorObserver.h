@@ -56,6 +56,9 @@ TORCH_NEURONX_API extern std::atomic<Hook> g_hook;
 // nullptr stops the calls (one already running may finish after).
 TORCH_NEURONX_API void set_hook(Hook hook);
 
+// True while a hook is set.
+inline bool active() { return g_hook.load(std::memory_order_relaxed) != nullptr; }
+
 inline void notify(Action action, void* ptr, size_t size, c10::DeviceIndex device, c10::StreamId stream) {
   if (C10_LIKELY(g_hook.load(std::memory_order_relaxed) == nullptr)) return;
   if (Hook h = g_hook.load(std::memory_order_acquire)) h(action, ptr, size, device, stream);

@@ -40,6 +40,16 @@ void report_to_profiler(DeviceCache& c, void* ptr, int64_t size, c10::DeviceInde
 // Allocator::raw_allocate works; frees look the block up by pointer.
 void raw_delete(void* ptr) {
   if (!ptr) return;
+  if (C10_LIKELY(!alloc_observer::active())) {  // nobody to tell before the free: one lookup
+    for (auto& c : caches()) {
+      size_t size = 0;
+      if (c->free_ptr(ptr, &size)) {
+        report_to_profiler(*c, ptr, -static_cast<int64_t>(size), c->device());
+        return;
+      }
+    }
+    TORCH_CHECK(false, "neuron allocator: ", ptr, " was not allocated by it (double free?)");
+  }
   for (auto& c : caches()) {
     if (Block* b = c->find_allocated(ptr)) {
       const int64_t size = static_cast<int64_t>(b->size);
@@ -57,12 +67,13 @@ void raw_delete(void* ptr) {
 
 c10::DataPtr NeuronCachingAllocator::allocate_on(c10::DeviceIndex device, size_t nbytes) {
   lazy_init();
-  device = resolve_device(device);
+  device = resolve_device(device);  // validated once for the whole path
   const c10::Device dev(c10::DeviceType::PrivateUse1, device);
   if (nbytes == 0) return c10::DataPtr(nullptr, nullptr, &raw_delete, dev);
-  const c10::Stream stream = current_stream(device);
-  Block* b = cache(device).malloc(nbytes, stream);
-  report_to_profiler(cache(device), b->ptr, static_cast<int64_t>(b->size), device);
+  const c10::Stream stream = current_stream_of_valid(device);
+  DeviceCache& c = *caches()[device];
+  Block* b = c.malloc(nbytes, stream);
+  report_to_profiler(c, b->ptr, static_cast<int64_t>(b->size), device);
   alloc_observer::notify(alloc_observer::Action::kAlloc, b->ptr, nbytes, device, stream.id());
   return c10::DataPtr(b->ptr, b->ptr, &raw_delete, dev);
 }

@@ -46,10 +46,15 @@ bool DeviceCache::BlockLess::operator()(const Block* a, const Block* b) const {
 
 Block* DeviceCache::malloc(size_t request, c10::Stream stream) {
   std::lock_guard<std::mutex> lock(mu_);
-  process_pending(/*wait=*/false);
+  if (!pending_.empty() || !shared_.empty()) process_pending(/*wait=*/false);
   const size_t size = round_size(request);
   const bool small = size <= kSmallLimit;
-  Block* block = take_free_block(size, stream.id(), small);
+  Block* block = small ? take_recent(size, stream.id()) : nullptr;
+  if (!block) block = take_free_block(size, stream.id(), small);
+  if (!block && !recent_.empty()) {  // merged, they may hold the room a new segment would
+    flush_recent();
+    block = take_free_block(size, stream.id(), small);
+  }
   if (!block) {
     const size_t segment = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
     block = new_segment(segment, stream.id(), small, request);
@@ -134,6 +139,21 @@ void DeviceCache::split(Block* block, size_t size) {
 void DeviceCache::free(Block* block) {
   std::lock_guard<std::mutex> lock(mu_);
   live_.erase(block->ptr);
+  free_locked(block);
+}
+
+bool DeviceCache::free_ptr(void* ptr, size_t* size) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(ptr);
+  if (it == live_.end()) return false;
+  Block* block = it->second;
+  live_.erase(it);
+  *size = block->size;
+  free_locked(block);
+  return true;
+}
+
+void DeviceCache::free_locked(Block* block) {
   block->allocated = false;
   for_pool(stats_.allocation, block->small, [](auto& s) { s.decrease(1); });
   for_pool(stats_.allocated_bytes, block->small, [&](auto& s) { s.decrease(block->size); });
@@ -166,7 +186,32 @@ void DeviceCache::retire(Block* block) {
     return;
   }
   block->shared = false;
-  release_to_pool(block);
+  if (!block->small) {
+    release_to_pool(block);
+    return;
+  }
+  mark_inactive(block);
+  if (recent_.size() == kRecent) {
+    merge_into_pool(recent_.front());
+    recent_.erase(recent_.begin());
+  }
+  recent_.push_back(block);
+}
+
+Block* DeviceCache::take_recent(size_t size, c10::StreamId stream) {
+  for (size_t i = recent_.size(); i-- > 0;) {  // newest first: its lines are likely cached
+    Block* b = recent_[i];
+    if (b->size == size && b->stream == stream) {
+      recent_.erase(recent_.begin() + static_cast<std::ptrdiff_t>(i));
+      return b;
+    }
+  }
+  return nullptr;
+}
+
+void DeviceCache::flush_recent() {
+  for (Block* b : recent_) merge_into_pool(b);
+  recent_.clear();
 }
 
 bool DeviceCache::mark_shared(void* ptr) {
@@ -178,9 +223,17 @@ bool DeviceCache::mark_shared(void* ptr) {
 }
 
 void DeviceCache::release_to_pool(Block* block) {
+  mark_inactive(block);
+  merge_into_pool(block);
+}
+
+void DeviceCache::mark_inactive(Block* block) {
   alloc_observer::notify(alloc_observer::Action::kFreeCompleted, block->ptr, block->requested, device_, block->stream);
   for_pool(stats_.active, block->small, [](auto& s) { s.decrease(1); });
   for_pool(stats_.active_bytes, block->small, [&](auto& s) { s.decrease(block->size); });
+}
+
+void DeviceCache::merge_into_pool(Block* block) {
   Pool& pool = pool_for(block->small);
   for (Block* n : {block->prev, block->next}) {
     if (!n || n->allocated || pool.count(n) == 0) continue;  // pending neighbours stay apart
@@ -230,6 +283,7 @@ void DeviceCache::process_pending(bool wait) {
 }
 
 void DeviceCache::release_free_segments() {
+  flush_recent();
   for (Pool* pool : {&small_free_, &large_free_}) {
     for (auto it = pool->begin(); it != pool->end();) {
       Block* b = *it;
@@ -270,6 +324,7 @@ Block* DeviceCache::find_allocated(void* ptr) {
 
 std::vector<SegmentInfo> DeviceCache::segments() {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_recent();
   std::vector<Block*> heads;  // every block is live, cached or pending; a segment starts at one without prev
   auto add_head = [&](Block* b) {
     if (!b->prev) heads.push_back(b);
@@ -319,6 +374,7 @@ void DeviceCache::update_inactive_split() {
 
 DeviceCache::DeviceStats DeviceCache::stats() {
   std::lock_guard<std::mutex> lock(mu_);
+  flush_recent();
   update_inactive_split();
   return stats_;
 }

@@ -5,6 +5,10 @@
 // large pool). A free block is reusable only by allocations on the stream it
 // was allocated on; a block that other streams used (record_stream) returns
 // to the cache only after events recorded on those streams complete.
+// Small blocks freed without other streams' uses wait, unmerged, in a short
+// list that malloc searches first for the same stream and size: the common
+// free-then-allocate-alike of eager ops skips the pool's tree and the
+// split/merge. Anything that inspects or releases the pools flushes it first.
 // A block shared with other processes (torch.multiprocessing) returns to the
 // cache only once every peer has closed it. Adjacent free blocks of a segment merge. When the device is full, fully
 // free segments are released and the request retried before raising
@@ -43,10 +47,14 @@ class DeviceCache {
  public:
   using DeviceStats = c10::CachingDeviceAllocator::DeviceStats;
   explicit DeviceCache(c10::DeviceIndex device) : device_(device) {}
+  c10::DeviceIndex device() const { return device_; }
 
   // Never returns null for size > 0; throws torch.OutOfMemoryError.
   Block* malloc(size_t size, c10::Stream stream);
   void free(Block* block);
+  // Frees the live block starting at ptr, if there is one (its size in
+  // *size): find and free under one lock, for callers with no observer to tell first.
+  bool free_ptr(void* ptr, size_t* size);
   void record_stream(Block* block, c10::Stream stream);
   // Marks the live block starting at ptr as exported; false if there is none.
   bool mark_shared(void* ptr);
@@ -70,7 +78,12 @@ class DeviceCache {
   Block* new_segment(size_t size, c10::StreamId stream, bool small, size_t request);
   void split(Block* block, size_t size);
   void release_to_pool(Block* block);
+  void free_locked(Block* block);
   void retire(Block* block);  // to the pool, or to shared_ while peers map it
+  void mark_inactive(Block* block);  // free: observers told, active stats lowered
+  void merge_into_pool(Block* block);
+  Block* take_recent(size_t size, c10::StreamId stream);
+  void flush_recent();
   void process_pending(bool wait);
   void release_free_segments();
   void update_inactive_split();
@@ -82,6 +95,8 @@ class DeviceCache {
   ska::flat_hash_map<void*, Block*> live_;
   std::vector<std::pair<Block*, std::vector<nhal_event>>> pending_;
   std::vector<Block*> shared_;  // freed here, still open in other processes
+  static constexpr size_t kRecent = 16;
+  std::vector<Block*> recent_;  // free small blocks not yet merged, oldest first
   DeviceStats stats_;
 };
 

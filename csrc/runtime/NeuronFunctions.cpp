@@ -49,6 +49,8 @@ c10::DeviceIndex current_device() {
   return t_current_device;
 }
 
+bool is_current_device(c10::DeviceIndex device) noexcept { return device == t_current_device; }
+
 void set_device(c10::DeviceIndex device) {
   check_device_index(device);
   t_current_device = device;

@@ -19,6 +19,8 @@ TORCH_NEURONX_API c10::DeviceIndex device_count_ensure_non_zero_or_zero() noexce
 
 TORCH_NEURONX_API c10::DeviceIndex current_device();
 TORCH_NEURONX_API void set_device(c10::DeviceIndex device);
+// True if device is this thread's current device (no validation, no driver open).
+TORCH_NEURONX_API bool is_current_device(c10::DeviceIndex device) noexcept;
 // Swaps the current device; returns the previous one.
 TORCH_NEURONX_API c10::DeviceIndex exchange_device(c10::DeviceIndex device);
 

@@ -27,6 +27,7 @@ struct NeuronGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     set_device(d.index());
   }
   void uncheckedSetDevice(c10::Device d) const noexcept override {
+    if (is_current_device(d.index())) return;  // every guard's release, on the per-op path
     try {
       set_device(d.index());
     } catch (...) {

@@ -50,7 +50,7 @@ bool host_addressable(c10::DeviceIndex device) {
 }
 
 void wait_for_producers(c10::DeviceIndex device) {
-  c10::Stream s = current_stream(device);
+  c10::Stream s = current_stream_of_valid(resolve_device(device));
   nhal_status st = hal().stream.query(hal_stream(s));
   if (st == NHAL_STATUS_NOT_READY) synchronize_stream(s);
   else NEURON_HAL_CHECK(st);

@@ -47,6 +47,8 @@ c10::Stream current_stream(c10::DeviceIndex device) {
   return make(device, t_current[device]);
 }
 
+c10::Stream current_stream_of_valid(c10::DeviceIndex device) { return make(device, t_current[device]); }
+
 c10::Stream exchange_stream(c10::Stream s) {
   hal_stream(s);  // validates device and id
   c10::Stream prev = make(s.device_index(), t_current[s.device_index()]);

@@ -18,6 +18,8 @@ constexpr int kStreamPoolSize = 8;
 
 TORCH_NEURONX_API c10::Stream default_stream(c10::DeviceIndex device = -1);
 TORCH_NEURONX_API c10::Stream current_stream(c10::DeviceIndex device = -1);
+// The same for a device already validated (resolve_device): the allocator's per-op path.
+TORCH_NEURONX_API c10::Stream current_stream_of_valid(c10::DeviceIndex device);
 // Makes s current on its device for this thread; returns the previous one.
 TORCH_NEURONX_API c10::Stream exchange_stream(c10::Stream s);
 TORCH_NEURONX_API c10::Stream stream_from_pool(c10::DeviceIndex device, bool high_priority);

@@ -5,6 +5,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -51,6 +52,34 @@ TEST_F(Allocator, SplitBlocksMergeAndRelease) {
   EXPECT_EQ(stats.inactive_split[kAgg].current, 0);  // merged back into one block
   caching_allocator().emptyCache();
   EXPECT_EQ(reserved(), 0);
+}
+
+// Freed small blocks wait unmerged for an allocation of the same size; one
+// of another size takes them merged rather than growing the cache, and the
+// statistics see them free.
+TEST_F(Allocator, RecentlyFreedBlocksServeAlikeAndMergeWhenNeeded) {
+  std::vector<void*> ptrs;
+  {
+    std::vector<c10::DataPtr> blocks;
+    for (int i = 0; i < 8; ++i) blocks.push_back(caching_allocator().allocate(256 << 10));  // 2 MiB: the segment
+    for (auto& b : blocks) ptrs.push_back(b.get());
+  }
+  auto stats = caching_allocator().getDeviceStats(0);
+  EXPECT_EQ(stats.active_bytes[kAgg].current, 0);
+  EXPECT_EQ(stats.inactive_split[kAgg].current, 0);  // stats() merged them
+  {
+    c10::DataPtr same = caching_allocator().allocate(256 << 10);
+    EXPECT_NE(std::find(ptrs.begin(), ptrs.end(), same.get()), ptrs.end());
+  }
+  {
+    // Freed again (unmerged), then a request no recent block fits: it gets
+    // the merged segment, not a new one.
+    std::vector<c10::DataPtr> blocks;
+    for (int i = 0; i < 8; ++i) blocks.push_back(caching_allocator().allocate(256 << 10));
+  }
+  c10::DataPtr big = caching_allocator().allocate(1 << 20);
+  EXPECT_EQ(reserved(), 2 << 20);
+  EXPECT_EQ(big.get(), ptrs.front());
 }
 
 TEST_F(Allocator, LargeRequestsRoundToTwoMiB) {
