@@ -14,7 +14,10 @@ benchmarks/hf_sft_worker.py). One-process runs use both cores
 (OMP_NUM_THREADS=2); torchrun runs use one thread per process (decision 10),
 so both use the whole 2-core machine. Ratios are against CPU eager.
 
-Run: .venv/bin/python benchmarks/hf_workloads.py
+- the same generation with a model of hidden size 1024 (built once as
+  build/artifacts/qwen3-h1024): TP=2 against one process of 1 and 2 threads.
+
+Run: .venv/bin/python benchmarks/hf_workloads.py [--wide-only [HIDDEN]]
 """
 
 import json
@@ -30,9 +33,10 @@ from _paths import ROOT
 HERE = ROOT / "benchmarks"
 
 
-def run(worker: str, args: list[str], nproc: int = 0) -> dict:
-    """Runs a worker in fresh processes (torchrun when nproc > 0); returns its RESULT."""
-    env = dict(os.environ, OMP_NUM_THREADS="1" if nproc else "2", HF_DEACTIVATE_ASYNC_LOAD="1",
+def run(worker: str, args: list[str], nproc: int = 0, threads: int = 0) -> dict:
+    """Runs a worker in fresh processes (torchrun when nproc > 0); returns its
+    RESULT. Threads per process: 1 under torchrun, else 2 (unless given)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads or (1 if nproc else 2)), HF_DEACTIVATE_ASYNC_LOAD="1",
                TOKENIZERS_PARALLELISM="false", TRANSFORMERS_VERBOSITY="error")
     launcher = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}"] if nproc else []
     proc = subprocess.run([sys.executable, *launcher, str(HERE / worker), *args], env=env, cwd=ROOT,
@@ -50,6 +54,36 @@ def table(title: str, unit: str, rows: list[tuple[str, dict]], key: str, base: s
         print(f"| {name} | {result[key]:.2f} | {result[key] / ref:.2f}x |")
 
 
+def wide_model(artifacts, hidden: int) -> str:
+    """qwen3 with this hidden size (heads of 128, 2 KV heads, 4 layers; 45M
+    parameters at 1024, random weights), built once beside the demo's artifacts."""
+    from examples import build_artifacts
+    from transformers import AutoTokenizer
+
+    out = artifacts / f"qwen3-h{hidden}"
+    if not (out / "config.json").exists():
+        tokenizer = AutoTokenizer.from_pretrained(artifacts / "tokenizer")
+        build_artifacts.build_model("qwen3", tokenizer, out, hidden_size=hidden, heads=hidden // 128)
+    return str(out)
+
+
+def wide_generation(artifacts, hidden: int = 1024) -> None:
+    """Where TP should pay: layers whose arithmetic outweighs op overhead."""
+    model = wide_model(artifacts, hidden)
+    rows = [
+        ("neuron TP=2 (1 thread per rank), eager", run("hf_generate_worker.py", [model, "--tp"], 2)),
+        ("neuron TP=2 (1 thread per rank), compiled decode", run("hf_generate_worker.py", [model, "--tp", "--compiled"], 2)),
+        ("neuron 1 process, 1 thread, eager", run("hf_generate_worker.py", [model], threads=1)),
+        ("neuron 1 process, 2 threads, eager", run("hf_generate_worker.py", [model])),
+        ("neuron 1 process, 2 threads, compiled decode", run("hf_generate_worker.py", [model, "--compiled"])),
+        ("CPU eager, 1 thread", run("hf_generate_worker.py", [model, "--device", "cpu"], threads=1)),
+        ("CPU eager, 2 threads", run("hf_generate_worker.py", [model, "--device", "cpu"])),
+    ]
+    table(f"generation at hidden size {hidden} (4 prompts x 16 new tokens, bf16, static cache)", "tokens/s", rows,
+          "tokens_per_s", "CPU eager, 2 threads")
+    table("the same against one core", "tokens/s", rows, "tokens_per_s", "neuron 1 process, 1 thread, eager")
+
+
 def main() -> None:
     from examples import build_artifacts
 
@@ -57,6 +91,10 @@ def main() -> None:
     model, dataset = str(artifacts / "qwen3-tiny"), str(artifacts / "qa-chat")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="neuron_bench_inductor_"))
     print(f"host: {socket.gethostname()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
+    if "--wide-only" in sys.argv:  # [--wide-only [HIDDEN]]
+        rest = sys.argv[sys.argv.index("--wide-only") + 1:]
+        wide_generation(artifacts, int(rest[0]) if rest else 1024)
+        return
 
     generation = [
         ("neuron TP=2, compiled decode (the demo)", run("hf_generate_worker.py", [model, "--tp", "--compiled"], 2)),
@@ -67,6 +105,7 @@ def main() -> None:
     ]
     table("generation (4 prompts x 16 new tokens, bf16, static cache)", "tokens/s", generation, "tokens_per_s",
           "CPU eager")
+    wide_generation(artifacts)
 
     with tempfile.TemporaryDirectory() as out:
         sft = [model, dataset, out]

@@ -75,16 +75,20 @@ def build_tokenizer(out: Path, texts: list[str]):
     return fast
 
 
-def build_model(arch: str, tokenizer, out: Path, initializer_range: float = 0.05, kv_heads: int = 2) -> None:
+def build_model(arch: str, tokenizer, out: Path, initializer_range: float = 0.05, kv_heads: int = 2,
+                hidden_size: int = 128, heads: int = 4) -> None:
     """A tiny random-weight model of `arch` ("qwen3" or "llama") with the
     tokenizer, saved to `out`. A larger initializer range gives random logits
     clear top-1 margins (for tests comparing greedy tokens). TP shards KV
-    heads whole: TP may be at most `kv_heads` (and divide it)."""
+    heads whole: TP may be at most `kv_heads` (and divide it). Larger
+    `hidden_size` (heads of hidden_size // heads dims) makes a model whose
+    layers outweigh their op overhead (benchmarks)."""
     import torch
     import transformers
 
-    common = dict(vocab_size=len(tokenizer), hidden_size=128, intermediate_size=256, num_hidden_layers=4,
-                  num_attention_heads=4, num_key_value_heads=kv_heads, head_dim=32, max_position_embeddings=1024,
+    common = dict(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                  num_hidden_layers=4, num_attention_heads=heads, num_key_value_heads=kv_heads,
+                  head_dim=hidden_size // heads, max_position_embeddings=1024,
                   bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
                   tie_word_embeddings=True, initializer_range=initializer_range)
     config = {"qwen3": transformers.Qwen3Config, "llama": transformers.LlamaConfig}[arch](**common)
