@@ -1,0 +1,62 @@
+"""Instructions per small eager op, neuron against the CPU, counted by
+callgrind (stable where timings on a shared VM are not): a process doing
+2,200 adds of 1,000 floats, with collection on only inside torch.add's C++
+entry (THPVariable_add: argument parsing, dispatch, the kernel and the
+output's allocation; the output's free, when the Python loop drops it, and the
+loop itself fall outside); per op = collected / 2,200, in total and in this
+project's library. Needs valgrind; two runs of about two minutes.
+
+Run: .venv/bin/python benchmarks/op_instructions.py
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+N = 2200
+PROGRAM = """
+import sys, torch, torch_neuronx
+dev, n = sys.argv[1], int(sys.argv[2])
+a = torch.ones(1000, device=dev); b = torch.ones(1000, device=dev)
+for _ in range(n): torch.add(a, b)
+"""
+# Identical code folded across libraries gets attributed to whichever one
+# callgrind names first; these templates are not this library's work.
+FOLDED = ("Sp_counted", "KernelFunction", "basic_string", "FunctionSchema", "TypePtr", "TorchLibraryInit",
+          "fmt::", "AliasInfo", "vector<c10::Argument")
+
+
+def run(tmp: str, device: str, n: int) -> tuple[int, int]:
+    """(instructions inside torch.add, of which in libtorch_neuronx) of one run."""
+    out = os.path.join(tmp, f"{device}.{n}.out")
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
+                    "--toggle-collect=torch::autograd::THPVariable_add*", sys.executable, "-c", PROGRAM, device,
+                    str(n)], check=True, capture_output=True)
+    text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", out], check=True,
+                          capture_output=True, text=True).stdout
+    total = int(re.search(r"^summary: (\d+)", open(out).read(), re.M).group(1))
+    ours = 0
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(.*)", line)
+        if m and "libtorch_neuronx" in m.group(2) and not any(f in m.group(2) for f in FOLDED):
+            ours += int(m.group(1).replace(",", ""))
+    return total, ours
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = {}
+        for device in ("cpu", "neuron"):
+            total, ours = run(tmp, device, N)
+            rows[device] = (total / N, ours / N)
+    cpu, neuron = rows["cpu"][0], rows["neuron"][0]
+    print("| torch.add, 1k floats | instructions per op | in libtorch_neuronx |\n|---|---|---|")
+    for device, (total, ours) in rows.items():
+        print(f"| {device} | {total:,.0f} | {ours:,.0f} |")
+    print(f"neuron / cpu: {neuron / cpu:.3f}")
+
+
+if __name__ == "__main__":
+    main()
