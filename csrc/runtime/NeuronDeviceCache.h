@@ -80,6 +80,7 @@ class DeviceCache {
   void release_to_pool(Block* block);
   void free_locked(Block* block);
   void retire(Block* block);  // to the pool, or to shared_ while peers map it
+  void release_unshared();    // shared_ blocks no peer maps any more, to the pool
   void mark_inactive(Block* block);  // free: observers told, active stats lowered
   void merge_into_pool(Block* block);
   Block* take_recent(size_t size, c10::StreamId stream);
