@@ -5,7 +5,7 @@
 #
 # Test budget on 2 cores (decisions.md 11: about 25 minutes in all):
 #   C++ tier (ctest)      < 1 minute
-#   Python tier (pytest)  < 20 minutes (16-20 measured; cold compiles and torchrun scripts are most of it)
+#   Python tier (pytest)  about 20 minutes (16-20 measured; cold compiles and torchrun scripts are most of it)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
