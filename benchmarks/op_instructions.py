@@ -6,7 +6,12 @@ output's allocation; the output's free, when the Python loop drops it, and the
 loop itself fall outside); per op = collected / 2,200, in total and in this
 project's library. Needs valgrind; two runs of about two minutes.
 
-Run: .venv/bin/python benchmarks/op_instructions.py
+--whole-process counts everything instead, as N = 2,000 adds minus N = 0 (four
+runs): it includes the free and the Python loop, but start-up differs from run
+to run by more than the per-op signal at times (one run gave the CPU a
+negative count), so read it only beside a repeat.
+
+Run: .venv/bin/python benchmarks/op_instructions.py [--whole-process]
 """
 
 import os
@@ -28,12 +33,13 @@ FOLDED = ("Sp_counted", "KernelFunction", "basic_string", "FunctionSchema", "Typ
           "fmt::", "AliasInfo", "vector<c10::Argument")
 
 
-def run(tmp: str, device: str, n: int) -> tuple[int, int]:
-    """(instructions inside torch.add, of which in libtorch_neuronx) of one run."""
+def run(tmp: str, device: str, n: int, whole: bool = False) -> tuple[int, int]:
+    """(instructions inside torch.add, or in the whole process, of which in
+    libtorch_neuronx) of one run."""
     out = os.path.join(tmp, f"{device}.{n}.out")
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
-                    "--toggle-collect=torch::autograd::THPVariable_add*", sys.executable, "-c", PROGRAM, device,
-                    str(n)], check=True, capture_output=True)
+    only_add = [] if whole else ["--collect-atstart=no", "--toggle-collect=torch::autograd::THPVariable_add*"]
+    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *only_add, sys.executable, "-c",
+                    PROGRAM, device, str(n)], check=True, capture_output=True, env=dict(os.environ, PYTHONHASHSEED="0"))
     text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", out], check=True,
                           capture_output=True, text=True).stdout
     total = int(re.search(r"^summary: (\d+)", open(out).read(), re.M).group(1))
@@ -48,9 +54,14 @@ def run(tmp: str, device: str, n: int) -> tuple[int, int]:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         rows = {}
+        whole = "--whole-process" in sys.argv
         for device in ("cpu", "neuron"):
-            total, ours = run(tmp, device, N)
-            rows[device] = (total / N, ours / N)
+            if whole:
+                (t0, o0), (t1, o1) = run(tmp, device, 0, True), run(tmp, device, N, True)
+                rows[device] = ((t1 - t0) / N, (o1 - o0) / N)
+            else:
+                total, ours = run(tmp, device, N)
+                rows[device] = (total / N, ours / N)
     cpu, neuron = rows["cpu"][0], rows["neuron"][0]
     print("| torch.add, 1k floats | instructions per op | in libtorch_neuronx |\n|---|---|---|")
     for device, (total, ours) in rows.items():

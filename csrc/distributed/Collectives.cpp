@@ -30,8 +30,6 @@ uint32_t fnv1a(const char* s) {
   return h == 0 ? 1 : h;  // 0 means "no call" in a signature slot
 }
 
-size_t bytes_of(const HostCall& c) { return c.numel * c10::elementSize(c.dtype); }
-
 CallSignature sized(const HostCall& c) { return {0, static_cast<int32_t>(c.dtype), static_cast<int64_t>(c.numel), -1}; }
 CallSignature rooted(const HostCall& c) {
   return {0, static_cast<int32_t>(c.dtype), static_cast<int64_t>(c.numel), c.root};

@@ -49,6 +49,9 @@ struct HostCall {
   std::vector<size_t> send_bytes, recv_bytes;
 };
 
+// Bytes of one rank's part of a call.
+inline size_t bytes_of(const HostCall& c) { return c.numel * c10::elementSize(c.dtype); }
+
 struct CollectiveDef {
   const char* name;  // in errors and mismatch messages
   // Throws a c10 error naming the bad value, on the calling thread, before the

@@ -14,8 +14,6 @@
 namespace torch_neuronx::dist {
 namespace {
 
-size_t bytes_of(const HostCall& c) { return c.numel * c10::elementSize(c.dtype); }
-
 std::atomic<bool>& enabled_flag() {
   static std::atomic<bool> on{[] {
     const char* v = std::getenv("TORCH_NEURONX_DIRECT_COLLECTIVES");
@@ -64,13 +62,6 @@ bool publish_and_map(ShmCollectives& shm, const CollectiveDef& def, const HostCa
 
 bool takes(const ShmCollectives& shm, size_t published_bytes) {
   return enabled() && published_bytes > shm.eager_limit();
-}
-
-// Splits n elements into world parts of whole cache lines (as the slot form).
-size_t part_size(size_t n, int world, size_t elem) {
-  const size_t per_line = std::max<size_t>(1, 64 / elem);
-  const size_t part = (n + world - 1) / world;
-  return (part + per_line - 1) / per_line * per_line;
 }
 
 }  // namespace

@@ -7,8 +7,6 @@
 namespace torch_neuronx::dist {
 namespace {
 
-size_t bytes_of(const HostCall& c) { return c.numel * c10::elementSize(c.dtype); }
-
 // out = the ranks' buffers at `offset`, reduced in rank order (the chunked
 // form's order too, so every rank gets the same bits), then averaged.
 void reduce_published(ShmCollectives& shm, char* out, size_t offset, const HostCall& c) {

@@ -57,6 +57,7 @@ const char* PeerMappings::map(const PeerBuffer& b) {
   void* base = nullptr;
   if (hal().ipc.open_handle(/*device=*/-1, &h, &base) != NHAL_STATUS_OK) return nullptr;  // it closed fd
   entries_.push_back({b.pid, b.inode, static_cast<char*>(base), uses_});
+  count_.store(entries_.size(), std::memory_order_relaxed);
   return static_cast<char*>(base) + b.offset;
 }
 

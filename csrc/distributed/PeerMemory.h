@@ -6,6 +6,7 @@
 // the caching allocator hands out the same segments again.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -38,7 +39,8 @@ class PeerMappings {
   // The address of b's buffer in this process, or nullptr if it cannot be
   // mapped (the owner exited, descriptors or address space ran out).
   const char* map(const PeerBuffer& b);
-  size_t size() const { return entries_.size(); }
+  // Mappings kept; any thread may ask (map() runs on the group's worker).
+  size_t size() const { return count_.load(std::memory_order_relaxed); }
 
  private:
   struct Entry {
@@ -48,6 +50,7 @@ class PeerMappings {
     uint64_t last_use;
   };
   std::vector<Entry> entries_;
+  std::atomic<size_t> count_{0};
   uint64_t uses_ = 0;
 };
 

@@ -16,14 +16,13 @@ std::string describe_call(const CallSignature& s) {
   return o.str();
 }
 
-// Splits n elements into world parts of whole cache lines.
+}  // namespace
+
 size_t part_size(size_t n, int world, size_t elem) {
   const size_t per_line = std::max<size_t>(1, 64 / elem);
   size_t part = (n + world - 1) / world;
   return (part + per_line - 1) / per_line * per_line;
 }
-
-}  // namespace
 
 ShmCollectives::ShmCollectives(std::unique_ptr<ShmGroup> group, std::string group_name,
                                std::chrono::milliseconds timeout)

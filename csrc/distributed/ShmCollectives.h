@@ -19,6 +19,10 @@
 
 namespace torch_neuronx::dist {
 
+// Splits n elements into world parts of whole cache lines: rank r reduces
+// part r (the slot form and DirectCollectives.cpp alike).
+size_t part_size(size_t n, int world, size_t elem);
+
 // The shared-memory transport's building blocks; the entries of the
 // collective table (Collectives.cpp) are written with them. Ranks meet at
 // numbered phases (step); data moves through the per-rank slots in chunks.
