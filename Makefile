@@ -63,6 +63,7 @@ bench: build
 	$(PY) benchmarks/scaling.py
 	$(PY) benchmarks/compile.py
 	$(PY) benchmarks/compiled_decode_processes.py
+	$(PY) benchmarks/wrapper_calls.py
 	$(PY) benchmarks/hf_workloads.py
 	$(PY) benchmarks/nki.py
 	$(PY) benchmarks/kernel_hub.py

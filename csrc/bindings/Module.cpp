@@ -5,6 +5,7 @@
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include "bindings/CompileBindings.h"
 #include "bindings/MemoryHistoryBindings.h"
 #include "bindings/TraceBindings.h"
 #include "dispatch/NeuronHostDispatch.h"
@@ -27,6 +28,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "TorchNeuron core bindings";
   bind_trace(m);
   bind_memory_history(m);
+  bind_compile(m);
 
   // Runtime state.
   m.def("_lazy_init", &lazy_init);

@@ -208,7 +208,7 @@ struct Kernels {
   // not host-addressable (both: the copying fallback), or the family's rule.
   static bool to_host_dispatch(const at::Tensor& self, const Rest&... rest) {
     c10::DeviceIndex device = self.is_privateuseone() ? self.device().index() : -1;
-    auto take = [&](const at::Tensor* t) {
+    [[maybe_unused]] auto take = [&](const at::Tensor* t) {  // unused when Rest is empty
       if (device < 0 && t != nullptr && t->is_privateuseone()) device = t->device().index();
     };
     (take(tensor_or_null(rest)), ...);

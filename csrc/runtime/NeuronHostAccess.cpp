@@ -49,11 +49,15 @@ bool host_addressable(c10::DeviceIndex device) {
   return known == 1;
 }
 
+bool producers_pending(c10::DeviceIndex device) {
+  nhal_status st = hal().stream.query(hal_stream(current_stream_of_valid(resolve_device(device))));
+  if (st == NHAL_STATUS_NOT_READY) return true;
+  NEURON_HAL_CHECK(st);
+  return false;
+}
+
 void wait_for_producers(c10::DeviceIndex device) {
-  c10::Stream s = current_stream_of_valid(resolve_device(device));
-  nhal_status st = hal().stream.query(hal_stream(s));
-  if (st == NHAL_STATUS_NOT_READY) synchronize_stream(s);
-  else NEURON_HAL_CHECK(st);
+  if (producers_pending(device)) synchronize_stream(current_stream_of_valid(resolve_device(device)));
 }
 
 void wait_for_producers(c10::ArrayRef<at::Tensor> ts) {

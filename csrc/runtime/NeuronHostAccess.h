@@ -31,6 +31,9 @@ TORCH_NEURONX_API bool host_addressable(c10::DeviceIndex device);
 // code that follows sees its results and does not overwrite bytes it still
 // reads (free when the stream runs work inline, the emulator's default).
 TORCH_NEURONX_API void wait_for_producers(c10::DeviceIndex device);
+// Whether wait_for_producers(device) would block: work is still queued on the
+// device's current stream (a query; never waits).
+TORCH_NEURONX_API bool producers_pending(c10::DeviceIndex device);
 // The same for the device of every neuron tensor among ts (others are skipped).
 TORCH_NEURONX_API void wait_for_producers(c10::ArrayRef<at::Tensor> ts);
 

@@ -19,6 +19,7 @@ def register() -> None:
     from torch._dynamo.device_interface import register_interface_for_device
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
+    from .codegen_version import CodegenVersion
     from .device_interface import NeuronInterface
     from .inductor_backend import NeuronCppWrapper, NeuronDeviceOpOverrides, NeuronScheduling, NeuronWrapper
 
@@ -42,7 +43,8 @@ def register() -> None:
     rng_functionalization.register()
     register_interface_for_device("neuron", NeuronInterface)
     register_device_op_overrides("neuron", NeuronDeviceOpOverrides())
-    register_backend_for_device("neuron", NeuronScheduling, NeuronWrapper, NeuronCppWrapper)
+    register_backend_for_device("neuron", NeuronScheduling, NeuronWrapper, NeuronCppWrapper,
+                                device_custom_pass=CodegenVersion())
     _registered = True
 
 

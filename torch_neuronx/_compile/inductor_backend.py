@@ -4,10 +4,15 @@ memory the host addresses, and a Python wrapper that calls those kernels the
 way the CPU wrapper does. Buffers are allocated on neuron by the wrapper
 (`empty_strided(..., device='neuron')`), so outputs live in neuron memory.
 
-Ordering: the wrapper first calls `host_access.before_host_kernels()` (waits
-for the queued eager work that produced the inputs; refuses a device the host
-cannot address), then runs the kernels on the calling thread; in the
-emulator's default inline queue mode that wait is free."""
+Buffers come from `_C._empty_strided_neuron(size, stride, dtype, index)`, the
+counterpart of the CPU wrapper's `empty_strided_cpu` (no argument parser, no
+dispatcher), on the device Inductor assigned, whatever the current device.
+
+Ordering: the wrapper first calls `_C._before_host_kernels(index)` for each
+neuron device of the graph (waits for the queued eager work that produced the
+inputs; refuses a device the host cannot address), then runs the kernels on
+the calling thread; in the emulator's default inline queue mode that wait is
+a stream query."""
 
 import torch
 from torch._inductor.codegen.common import DeviceOpOverrides
@@ -41,11 +46,26 @@ class NeuronWrapper(PythonWrapperCodegen):
 
     def write_header(self) -> None:
         super().write_header()
-        self.imports.writeline("import torch_neuronx._compile.host_access")
+        self.imports.writeline("import torch_neuronx._C")
+        self.header.writeline("empty_strided_neuron = torch_neuronx._C._empty_strided_neuron")
+        self.header.writeline("before_host_kernels = torch_neuronx._C._before_host_kernels")
 
     def write_args(self, input_names) -> None:
         super().write_args(input_names)  # inside call(): the arguments are unpacked, then
-        self.prefix.writeline("torch_neuronx._compile.host_access.before_host_kernels()")
+        for index in sorted(V.graph.device_idxs) or ["torch.neuron.current_device()"]:
+            self.prefix.writeline(f"before_host_kernels({index})")
+
+    def make_allocation(self, name, device, dtype, shape, stride, allocation_shape=None, is_pinned=False):
+        if device.type != "neuron" or torch._inductor.config.test_configs.track_memory_lifecycle:
+            return super().make_allocation(name, device, dtype, shape, stride, allocation_shape, is_pinned)
+        index = "torch.neuron.current_device()" if device.index is None else device.index
+        stride_tuple = self.codegen_python_shape_tuple(stride)
+        shape_tuple = self.codegen_python_shape_tuple(shape)
+        allocation_tuple = self.codegen_python_shape_tuple(shape if allocation_shape is None else allocation_shape)
+        out = f"{name} = empty_strided_neuron({allocation_tuple}, {stride_tuple}, {dtype}, {index})"
+        if shape_tuple != allocation_tuple:
+            out += f".as_strided({shape_tuple}, {stride_tuple})"
+        return out
 
     def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None, triton=True, **kwargs):
         device = device or V.graph.get_current_device_or_throw()

@@ -1,0 +1,44 @@
+"""The calls Inductor's generated Python wrapper makes per graph, neuron
+against the CPU wrapper's (issue 23): allocating a buffer
+(`_C._empty_strided_neuron` against `empty_strided_cpu`, and the generic
+`torch.empty_strided(device="neuron")` the wrapper used before) and the
+per-graph wait for producers (`_C._before_host_kernels`). Best of repeated
+timeit runs, in ns per call.
+
+Run: .venv/bin/python benchmarks/wrapper_calls.py
+"""
+
+import timeit
+
+import torch
+
+import torch_neuronx._C as C
+
+N = 200_000
+SIZE, STRIDE = (4, 128), (128, 1)
+
+
+def ns(fn) -> float:
+    return min(timeit.repeat(fn, number=N, repeat=5)) / N * 1e9
+
+
+def main() -> None:
+    empty_cpu = torch._C._dynamo.guards._empty_strided_cpu
+    C._empty_strided_neuron(SIZE, STRIDE, torch.float32, 0)  # starts the runtime
+    rows = [
+        ("CPU wrapper: empty_strided_cpu", lambda: empty_cpu(SIZE, STRIDE, torch.float32)),
+        ("neuron wrapper: _C._empty_strided_neuron", lambda: C._empty_strided_neuron(SIZE, STRIDE, torch.float32, 0)),
+        ("before: torch.empty_strided(device='neuron')",
+         lambda: torch.empty_strided(SIZE, STRIDE, device="neuron", dtype=torch.float32)),
+        ("neuron wrapper: _C._before_host_kernels (once per graph)", lambda: C._before_host_kernels(0)),
+    ]
+    times = {name: ns(fn) for name, fn in rows}
+    base = times[rows[0][0]]
+    print("| call | ns | vs empty_strided_cpu |")
+    print("|---|---|---|")
+    for name, t in times.items():
+        print(f"| {name} | {t:.0f} | {t / base:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
