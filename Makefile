@@ -5,6 +5,7 @@
 #
 # Test budget on 2 cores (decisions.md 11: about 25 minutes in all):
 #   C++ tier (ctest)      < 1 minute
+#   C++ tier under ASan + UBSan: its build (5-7.5 minutes cold, about 1 warm) and 5 s of tests
 #   Python tier (pytest)  about 20 minutes (16-20 measured; cold compiles and torchrun scripts are most of it)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -17,14 +18,15 @@ CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -
 
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all build test test-cpp test-python demo device-demo bench sweep scale kernel-repos system-deps clean
+.PHONY: all build test test-cpp test-cpp-asan test-cpp-tsan test-python demo device-demo bench sweep scale sanitize kernel-repos system-deps clean
 
 all: build
 
 system-deps:
-	@if [ ! -f /usr/include/gtest/gtest.h ] || ! command -v ccache >/dev/null || ! command -v ip >/dev/null; then \
-	  echo "installing libgtest-dev, ccache and iproute2 (Debian)"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgtest-dev ccache iproute2 >/dev/null; \
+	@if [ ! -f /usr/include/gtest/gtest.h ] || ! command -v ccache >/dev/null || ! command -v ip >/dev/null \
+	    || ! command -v cmake >/dev/null || ! command -v ninja >/dev/null; then \
+	  echo "installing libgtest-dev, ccache, iproute2, cmake and ninja-build (Debian)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libgtest-dev ccache iproute2 cmake ninja-build >/dev/null; \
 	fi
 
 $(DEPS_STAMP): requirements.lock
@@ -44,7 +46,7 @@ test-cpp: build
 test-python: build
 	$(PY) -m pytest -q -p no:cacheprovider tests/python
 
-test: test-cpp test-python
+test: test-cpp test-python test-cpp-asan
 
 demo: build
 	$(PY) examples/demo.py
@@ -69,6 +71,31 @@ bench: build
 	$(PY) benchmarks/kernel_hub.py
 	$(PY) benchmarks/estimate_validation.py
 	$(PY) benchmarks/profiler_overhead.py
+
+# The C++ tier under sanitizers, each in a build tree of its own
+# (docs/reliability.md). test-cpp-asan (part of `make test`):
+# AddressSanitizer + UndefinedBehaviorSanitizer, any report fatal.
+# test-cpp-tsan (`make sanitize` only): ThreadSanitizer with every emulator
+# stream on its worker thread; tests/sanitizers/tsan.supp lists what is
+# suppressed, each entry with its reason. An instrumented build takes 5-7.5
+# minutes on 2 cores from a cold ccache, about a minute from a warm one.
+# ccache keyed on paths relative to the checkout, so another clone of the
+# repository (CI's) reuses the objects.
+SAN_CCACHE = CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1
+SAN_CMAKE = cmake -S . -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE=$(abspath $(PY))
+test-cpp-asan: $(DEPS_STAMP) | system-deps
+	$(SAN_CMAKE) -B build/asan -DTORCH_NEURONX_SANITIZE=address
+	$(SAN_CCACHE) cmake --build build/asan
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build/asan --output-on-failure --timeout 600
+
+test-cpp-tsan: $(DEPS_STAMP) | system-deps
+	$(SAN_CMAKE) -B build/tsan -DTORCH_NEURONX_SANITIZE=thread
+	$(SAN_CCACHE) cmake --build build/tsan
+	TORCH_NEURONX_EMU_QUEUE=thread TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
+	  ctest --test-dir build/tsan --output-on-failure --timeout 600
+
+sanitize: test-cpp-asan test-cpp-tsan
 
 # The build/torch-neuron variants of the NKI kernel repositories (docs/kernels.md);
 # the tests and benchmarks build them too.

@@ -11,6 +11,7 @@ namespace {
 // form's order too, so every rank gets the same bits), then averaged.
 void reduce_published(ShmCollectives& shm, char* out, size_t offset, const HostCall& c) {
   const size_t bytes = bytes_of(c);
+  if (bytes == 0) return;  // a barrier's empty call: out may be null
   std::memcpy(out, shm.eager_data(0) + offset, bytes);
   for (int r = 1; r < shm.group().world(); ++r) reduce_into(out, shm.eager_data(r) + offset, c.numel, c.dtype, c.spec.op);
   if (c.spec.average) scale(out, c.numel, c.dtype, shm.group().world(), /*divide=*/true);
@@ -20,6 +21,7 @@ void reduce_published(ShmCollectives& shm, char* out, size_t offset, const HostC
 void publish(ShmCollectives& shm, const CollectiveDef& def, const HostCall& c, const char* in, size_t bytes,
              size_t numel) {
   shm.check_signature_eager(def, def.signature(c), bytes, [&](char* buf) {
+    if (bytes == 0) return;  // in may be null
     std::memcpy(buf, in, bytes);
     if (c.spec.premul != 1.0) scale(buf, numel, c.dtype, c.spec.premul, /*divide=*/false);
   });

@@ -136,9 +136,12 @@ class NeuronHostAllocator final : public at::HostAllocator {
   at::HostStats stats_;
 };
 
+// Never destroyed, as c10's own allocators: a pinned block freed during exit
+// (a tensor outliving static destructors) must find the allocator alive, and
+// its cached blocks stay reachable rather than leaked (LeakSanitizer).
 NeuronHostAllocator& instance() {
-  static NeuronHostAllocator allocator;
-  return allocator;
+  static auto* allocator = new NeuronHostAllocator();
+  return *allocator;
 }
 
 void NeuronHostAllocator::release(void* ctx) {

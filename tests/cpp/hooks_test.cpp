@@ -7,6 +7,7 @@
 
 #include "runtime/NeuronCachingAllocator.h"
 #include "runtime/NeuronGenerator.h"
+#include "runtime/NeuronHostAccess.h"
 #include "runtime/NeuronHostAllocator.h"
 
 using namespace torch_neuronx;
@@ -29,7 +30,8 @@ TEST(Hooks, ResizeStorageKeepsBytes) {
   std::memset(storage.mutable_data(), 7, 16);
   at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(storage, 4096);
   ASSERT_EQ(storage.nbytes(), 4096u);
-  caching_allocator().emptyCache();  // the old block is gone; the copy must have landed
+  caching_allocator().emptyCache();  // the old block is gone; the copy must have read it first
+  wait_for_producers(0);  // the copy may still run on the stream's worker (thread queue mode)
   const auto* bytes = static_cast<const unsigned char*>(storage.data());
   for (int i = 0; i < 16; ++i) EXPECT_EQ(bytes[i], 7);
   EXPECT_EQ(storage.device(), c10::Device(c10::DeviceType::PrivateUse1, 0));
@@ -47,8 +49,8 @@ TEST(Generator, DefaultsArePerDeviceAndPhiloxStateful) {
   EXPECT_EQ(impl->get_offset(), 8u);  // rounded up to a multiple of 4
   auto state = impl->get_state();
   EXPECT_EQ(state->numel(), 16);
-  auto* clone = at::check_generator<NeuronGeneratorImpl>(at::Generator(g0.clone()));
-  EXPECT_EQ(clone->get_offset(), 8u);
+  const at::Generator copy = g0.clone();  // named: check_generator returns a pointer into it
+  EXPECT_EQ(at::check_generator<NeuronGeneratorImpl>(copy)->get_offset(), 8u);
 }
 
 TEST(Generator, PhiloxIsDeterministicAndSpreads) {
