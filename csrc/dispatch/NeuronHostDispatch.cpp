@@ -168,6 +168,9 @@ class HostCall {
     c10::StorageImpl* s = t.storage().unsafeGetStorageImpl();
     c10::Storage storage;
     for (const Alias& a : aliases_) {
+      // The same tensor twice is the same host tensor twice: kernels tell a
+      // tensor from its alias (cat's overlap check of out= against an empty input).
+      if (a.device.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) return a.host;
       if (a.device.storage().unsafeGetStorageImpl() == s) storage = a.host.storage();
     }
     if (!storage) storage = alias_storage(s);

@@ -6,6 +6,8 @@
 // pinned host memory; host reads otherwise synchronize). Anything else
 // (dtype conversion, strided views, broadcasting): ATen's CPU copy kernel on
 // host access to the device memory (runtime/NeuronHostAccess.h), in stream order.
+#include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/copy.h>
 #include <ATen/ops/empty.h>
@@ -72,7 +74,17 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   TORCH_CHECK((self.is_privateuseone() || self.is_cpu()) && (dst.is_privateuseone() || dst.is_cpu()),
               "copies to or from neuron tensors support cpu and neuron devices, got ", self.device(),
               " -> ", dst.device());
-  if (dst.numel() == 0) return dst;
+  // The CPU's copy_ refuses these before anything else (TensorIterator's
+  // overlap checks); its kernel on host views cannot see them (each view has a
+  // storage of its own).
+  at::assert_no_internal_overlap(dst);
+  at::assert_no_partial_overlap(dst, self);
+  if (dst.numel() == 0) {  // nothing to copy, but the CPU's copy_ still refuses shapes that do not broadcast
+    const std::vector<int64_t> shape = at::infer_size(dst.sizes(), self.sizes());
+    TORCH_CHECK(c10::IntArrayRef(shape) == dst.sizes(), "output with shape ", dst.sizes(),
+                " doesn't match the broadcast shape ", c10::IntArrayRef(shape));
+    return dst;
+  }
   const int64_t bytes = static_cast<int64_t>(dst.numel()) * dst.element_size();
   if (strict::active() && self.is_privateuseone() && dst.is_cpu()) {
     strict::report("host_sync", "aten::_copy_from",
