@@ -225,6 +225,32 @@ TEST_P(HalConformance, EventOrdersAcrossStreams) {
   EXPECT_EQ(d_->stream.destroy(consumer), NHAL_STATUS_OK);
 }
 
+// Two streams waiting for each other's events, each event destroyed as soon
+// as the wait is queued (what torch.Stream.wait_stream does): a stream still
+// waiting for a destroyed event must see it complete, never a freed one (in
+// thread mode this hung within ten rounds when destroy freed the event).
+TEST_P(HalConformance, EventDestroyedWhileAnotherStreamWaitsForIt) {
+  nhal_stream a, b;
+  ASSERT_EQ(d_->stream.create(0, 0, &a), NHAL_STATUS_OK);
+  ASSERT_EQ(d_->stream.create(0, 0, &b), NHAL_STATUS_OK);
+  std::atomic<int> flag{0};
+  for (int round = 0; round < 300; ++round) {
+    for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      nhal_event e;
+      ASSERT_EQ(d_->event.create(0, &e), NHAL_STATUS_OK);
+      if (round % 50 == 0) ASSERT_EQ(d_->stream.launch(from, sleep_then_set, &flag), NHAL_STATUS_OK);
+      ASSERT_EQ(d_->event.record(e, from), NHAL_STATUS_OK);
+      ASSERT_EQ(d_->event.stream_wait(to, e), NHAL_STATUS_OK);
+      ASSERT_EQ(d_->event.destroy(e), NHAL_STATUS_OK);
+    }
+  }
+  EXPECT_EQ(d_->stream.synchronize(a), NHAL_STATUS_OK);
+  EXPECT_EQ(d_->stream.synchronize(b), NHAL_STATUS_OK);
+  EXPECT_EQ(flag.load(), 1);
+  EXPECT_EQ(d_->stream.destroy(a), NHAL_STATUS_OK);
+  EXPECT_EQ(d_->stream.destroy(b), NHAL_STATUS_OK);
+}
+
 TEST_P(HalConformance, EventElapsedTime) {
   nhal_stream s;
   ASSERT_EQ(d_->stream.create(0, 0, &s), NHAL_STATUS_OK);

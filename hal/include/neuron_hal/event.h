@@ -20,6 +20,8 @@ typedef struct nhal_event_s* nhal_event;
 
 typedef struct nhal_event_ops {
   nhal_status (*create)(unsigned flags, nhal_event* out_event);
+  /* Releases the handle at once, without waiting: queued work that records
+   * or waits for the event still completes (cudaEventDestroy). */
   nhal_status (*destroy)(nhal_event event);
   /* Places the event at the current tail of the stream (cudaEventRecord). */
   nhal_status (*record)(nhal_event event, nhal_stream stream);
