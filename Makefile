@@ -98,11 +98,13 @@ test-cpp-tsan: $(DEPS_STAMP) | system-deps
 sanitize: test-cpp-asan test-cpp-tsan
 
 # Differential fuzzing (docs/reliability.md): 10,000 random programs of
-# tensor operations on the CPU and on neuron, then 2,000 more with every
-# emulator stream on a worker thread. About 15 minutes.
+# tensor operations on the CPU and on neuron, and 5,000 random sequences of
+# collectives per world size (2 and 3 ranks) against gloo; then 2,000
+# programs and 1,000 sequences per world size with every emulator stream on a
+# worker thread. About 30 minutes.
 fuzz: build
-	FUZZ_PROGRAMS=10000 $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
-	FUZZ_PROGRAMS=2000 TORCH_NEURONX_EMU_QUEUE=thread $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
+	FUZZ_PROGRAMS=10000 FUZZ_SEQUENCES=5000 $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
+	FUZZ_PROGRAMS=2000 FUZZ_SEQUENCES=1000 TORCH_NEURONX_EMU_QUEUE=thread $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
 # The build/torch-neuron variants of the NKI kernel repositories (docs/kernels.md);
 # the tests and benchmarks build them too.

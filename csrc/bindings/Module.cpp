@@ -55,6 +55,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_synchronize", [](int d) {
     py::gil_scoped_release no_gil;
     NEURON_HAL_CHECK(hal().device.synchronize(resolve_device(static_cast<c10::DeviceIndex>(d))));
+    ProcessGroupNeuron::release_all_finished();  // what finished collectives held is free after synchronize
   });
   m.def("_stream_priority", [](int64_t id, int device) {
     return stream_priority(c10::Stream(c10::Stream::UNSAFE,

@@ -143,6 +143,25 @@ void ProcessGroupNeuron::drain_all(std::chrono::milliseconds limit) {
   }
 }
 
+void ProcessGroupNeuron::release_all_finished() {
+  std::vector<Item> items;  // destroyed on this thread, after the locks
+  std::vector<dist::ShmPointToPoint::Done> dones;
+  {
+    std::lock_guard<std::mutex> live(live_mu);
+    for (ProcessGroupNeuron* pg : live_groups()) {
+      {
+        std::unique_lock<std::mutex> lock(pg->mu_);
+        // A call the worker has completed is handed over right after: wait for that, not for calls still running.
+        pg->idle_cv_.wait_for(lock, std::chrono::seconds(1),
+                              [&] { return !pg->busy_ || !pg->running_->completing(); });
+        for (Item& item : pg->finished_) items.push_back(std::move(item));
+        pg->finished_.clear();
+      }
+      if (pg->p2p_) pg->p2p_->take_finished(dones);
+    }
+  }
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::collectives(c10d::OpType type, const dist::CollectiveDef& def,
                                                                std::vector<at::Tensor> outputs,
                                                                std::vector<dist::HostCall> calls, FillEach fill,

@@ -59,6 +59,11 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   // (Future.then in DDP's comm hooks); releasing those needs the GIL, and a
   // thread that takes the GIL while Python finalizes is terminated (abort).
   static void drain_all(std::chrono::milliseconds limit);
+  // Destroys, on the calling thread, what every live group's finished calls
+  // still hold (their tensors and callbacks wait for a calling thread, see
+  // finished_): torch.neuron.synchronize() calls it, so that device memory a
+  // program has freed is free once it synchronized.
+  static void release_all_finished();
 
   c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
                                            const c10d::BroadcastOptions& opts) override;
@@ -172,7 +177,15 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   // Runs item on the calling thread, the lock released meanwhile, with
   // inline_ set so that the worker waits; then wakes the worker for what was
   // queued meanwhile. Called and returns with `lock` (on mu_) held.
-  void run_here(std::unique_lock<std::mutex>& lock, const std::function<void()>& item);
+  // A queued call: what runs it, and its Work (kept alive by `run`).
+  struct Item {
+    std::function<void()> run;
+    dist::NeuronWork* work = nullptr;
+  };
+  void run_here(std::unique_lock<std::mutex>& lock, const Item& item);
+  // Destroys the finished items on the calling thread once `work`'s own is
+  // among them (the worker hands an item over right after running it).
+  void release_finished(dist::NeuronWork& work);
   void track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work);
   c10::intrusive_ptr<c10d::Work> point_to_point(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer,
                                                 int tag);
@@ -193,10 +206,11 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   std::condition_variable cv_;
   // Finished items wait here to be destroyed on a calling thread: their
   // tensors may own Python objects, which the worker must never release.
-  std::deque<std::function<void()>> queue_;
-  std::vector<std::function<void()>> finished_;
+  std::deque<Item> queue_;
+  std::vector<Item> finished_;
   bool stop_ = false;
   bool busy_ = false;  // the worker is running an item
+  dist::NeuronWork* running_ = nullptr;  // the item's Work, while busy_
   bool inline_ = false;  // a caller's thread is running one (enqueue)
   std::condition_variable idle_cv_;
   bool coalescing_ = false;

@@ -15,7 +15,7 @@ namespace torch_neuronx {
 
 void ProcessGroupNeuron::worker_loop() {
   while (true) {
-    std::function<void()> item;
+    Item item;
     {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stop_ || (!queue_.empty() && !inline_); });
@@ -23,11 +23,14 @@ void ProcessGroupNeuron::worker_loop() {
       item = std::move(queue_.front());
       queue_.pop_front();
       busy_ = true;
+      running_ = item.work;
     }
-    item();
+    item.run();
     std::lock_guard<std::mutex> lock(mu_);
+    item.work->retire();
     finished_.push_back(std::move(item));
     busy_ = false;
+    running_ = nullptr;
     idle_cv_.notify_all();
   }
 }
@@ -45,7 +48,7 @@ ProcessGroupNeuron::CallerWaits::~CallerWaits() { t_caller_waits = false; }
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
                                                            Task task, uint64_t bytes) {
   auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), type, std::move(outputs));
-  auto item = [this, work, task = std::move(task), bytes] {
+  auto run = [this, work, task = std::move(task), bytes] {
     std::exception_ptr error;
     try {
       task();
@@ -57,8 +60,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, st
     }
     work->complete(error);
   };
+  Item item{std::move(run), work.get()};
   const bool caller_waits = std::exchange(t_caller_waits, false);
-  std::vector<std::function<void()>> finished;  // destroyed here, on the caller's thread
+  std::vector<Item> finished;  // destroyed here, on the caller's thread
   {
     std::unique_lock<std::mutex> lock(mu_);
     finished.swap(finished_);
@@ -77,17 +81,23 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, st
                        dist::NeuronWork& w) {
     if (auto alive = pg.lock()) alive->help_until(w);
   });
+  work->set_releaser([pg = c10::weak_intrusive_ptr<ProcessGroupNeuron>(
+                          c10::intrusive_ptr<ProcessGroupNeuron>::unsafe_reclaim_from_nonowning(this))](
+                         dist::NeuronWork& w) {
+    if (auto alive = pg.lock()) alive->release_finished(w);
+  });
   cv_.notify_one();
   ++sequence_;
   track_if_coalescing(work);
   return work;
 }
 
-void ProcessGroupNeuron::run_here(std::unique_lock<std::mutex>& lock, const std::function<void()>& item) {
+void ProcessGroupNeuron::run_here(std::unique_lock<std::mutex>& lock, const Item& item) {
   inline_ = true;  // the worker holds what other threads queue meanwhile
   lock.unlock();
-  item();
+  item.run();
   lock.lock();
+  item.work->retire();  // the caller destroys the item itself
   inline_ = false;
   idle_cv_.notify_all();
   // Wake the worker only for what was queued meanwhile: a needless wake-up
@@ -98,12 +108,24 @@ void ProcessGroupNeuron::run_here(std::unique_lock<std::mutex>& lock, const std:
 void ProcessGroupNeuron::help_until(dist::NeuronWork& work) {
   std::unique_lock<std::mutex> lock(mu_);
   while (!work.isCompleted() && !queue_.empty() && !busy_ && !inline_) {  // else the worker (or a helper) is on it
-    std::function<void()> item = std::move(queue_.front());
+    Item item = std::move(queue_.front());
     queue_.pop_front();
     run_here(lock, item);
     lock.unlock();  // the item is destroyed on this thread, without the lock
-    item = nullptr;
+    item = Item{};
     lock.lock();
+  }
+}
+
+void ProcessGroupNeuron::release_finished(dist::NeuronWork& work) {
+  if (std::this_thread::get_id() == worker_.get_id()) return;  // endCoalescing's item waits on the worker
+  std::vector<Item> finished;  // destroyed here, on the waiting thread, without the lock
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    // The worker retires a call under this lock right after running it: a
+    // short wait, bounded in case the call failed before it ran at all.
+    idle_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return work.retired(); });
+    finished.swap(finished_);
   }
 }
 

@@ -192,10 +192,22 @@ void ShmPointToPoint::finish(Peer& peer, bool send, std::exception_ptr err) {
     auto& fifo = send ? peer.sends : peer.recvs;
     op = std::move(fifo.front());
     fifo.pop_front();
+    finishing_ = true;
   }
   op->done(err);  // outside the lock: it may run future callbacks
-  std::lock_guard<std::mutex> lock(mu_);
-  finished_.push_back(std::move(op->done));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_.push_back(std::move(op->done));
+    finishing_ = false;
+  }
+  finished_cv_.notify_all();
+}
+
+void ShmPointToPoint::take_finished(std::vector<Done>& out) {
+  std::unique_lock<std::mutex> lock(mu_);
+  finished_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return !finishing_; });
+  for (Done& d : finished_) out.push_back(std::move(d));
+  finished_.clear();
 }
 
 ShmPointToPoint::Op* ShmPointToPoint::front(Peer& peer, bool send) {

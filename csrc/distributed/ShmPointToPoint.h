@@ -46,6 +46,10 @@ class ShmPointToPoint {
 
   void post_send(int dst, const void* data, size_t bytes, int32_t dtype, int64_t tag, Done done);
   void post_recv(int src, void* data, size_t bytes, int32_t dtype, int64_t tag, Done done);
+  // Moves the callbacks of finished ops into `out`, for the caller to destroy
+  // on its thread; first waits (at most a second) for an op the progress
+  // thread has completed but not handed over yet.
+  void take_finished(std::vector<Done>& out);
 
  private:
   struct Op;
@@ -68,6 +72,8 @@ class ShmPointToPoint {
   std::mutex mu_;
   std::vector<Peer> peers_;
   std::vector<Done> finished_;  // destroyed on posting threads
+  bool finishing_ = false;       // the progress thread is between an op's done() and handing it over
+  std::condition_variable finished_cv_;
   bool stop_ = false;
   std::thread thread_;
 };

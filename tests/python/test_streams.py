@@ -94,6 +94,14 @@ def test_ordering_contracts_in_every_queue_mode(env):
     assert run_ok("streams_ordering", env=env).split() == ["OK", "1048576.0", "True", "-1"]
 
 
+@pytest.mark.parametrize("env", [{}, {"TORCH_NEURONX_EMU_QUEUE": "thread"}], ids=["inline", "thread"])
+def test_streams_waiting_for_each_other_never_hang(env):
+    # Found by the collective-sequence fuzzer: in thread mode, destroying the
+    # event wait_stream records freed it under the stream still waiting for
+    # it, which hung within ten rounds (docs/reliability.md).
+    assert run_ok("streams_wait_ping_pong", env=env, timeout=90).split() == ["rounds", "300"]
+
+
 def test_synchronize_device():
     torch.ones(10, device="neuron:1")
     torch.neuron.synchronize(1)

@@ -22,11 +22,12 @@ def free_port() -> int:
 
 
 def launch(worker, world: int, tmp_path, timeout: float = 240, ranks=None,
-           args=()) -> list[subprocess.CompletedProcess]:
+           args=(), env=None) -> list[subprocess.CompletedProcess]:
     """Runs `worker` (a name in tests/python/workers/ or a path) with `args` as
-    ranks 0..world-1 (or only `ranks`); returns each rank's result."""
+    ranks 0..world-1 (or only `ranks`), with the settings in `env` on top of
+    the scrubbed environment; returns each rank's result."""
     env = worker_env(OMP_NUM_THREADS="1", WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
-                     MASTER_PORT=str(free_port()), NEURON_TEST_STORE=str(tmp_path / "store"))
+                     MASTER_PORT=str(free_port()), NEURON_TEST_STORE=str(tmp_path / "store"), **(env or {}))
     procs = []
     for r in ranks if ranks is not None else range(world):
         procs.append(subprocess.Popen([sys.executable, str(worker_path(worker)), *map(str, args)],
