@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from helpers.processes import scrubbed_env, worker_env, worker_path
@@ -33,15 +34,24 @@ def launch(worker, world: int, tmp_path, timeout: float = 240, ranks=None,
         procs.append(subprocess.Popen([sys.executable, str(worker_path(worker)), *map(str, args)],
                                       env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    results = []
-    for p in procs:
+    # Every rank's pipes drained at once: a rank blocked writing to a full
+    # pipe would stop its peers in their next collective (a hang).
+    results = [None] * len(procs)
+
+    def collect(i, p):
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             p.kill()
             out, err = p.communicate()
             err += f"\n[killed after {timeout} s]"
-        results.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+        results[i] = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+    threads = [threading.Thread(target=collect, args=(i, p)) for i, p in enumerate(procs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     return results
 
 
