@@ -3,7 +3,7 @@
 # with the exact pins of requirements.lock, and the C++ build (CMake, driven
 # by pip against the installed torch).
 #
-# Test budget on 2 cores (decisions.md 11: about 25 minutes in all; 36 measured from a fresh clone):
+# Test budget on 2 cores (decisions.md 11: about 25 minutes in all; CI's clean checkout 19m48s, a second clone beside other work 36):
 #   C++ tier (ctest)      < 1 minute
 #   C++ tier under ASan + UBSan: its build (5-7.5 minutes cold, about 1 warm) and 5 s of tests
 #   Python tier (pytest)  about 20 minutes (16-20 measured; cold compiles and torchrun scripts are most of it)
@@ -18,7 +18,7 @@ CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -
 
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all build test test-cpp test-cpp-asan test-cpp-tsan test-python demo device-demo bench sweep scale sanitize fuzz soak kernel-repos system-deps clean
+.PHONY: all build test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench sweep scale sanitize fuzz soak kernel-repos system-deps clean
 
 all: build
 
@@ -95,7 +95,21 @@ test-cpp-tsan: $(DEPS_STAMP) | system-deps
 	TORCH_NEURONX_EMU_QUEUE=thread TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
 	  ctest --test-dir build/tsan --output-on-failure --timeout 600
 
-sanitize: test-cpp-asan test-cpp-tsan
+# A Python subset (the OpInfo fast sweep, the tiny Llama step, a compiled
+# MLP, the collectives and fault tests in real processes, the collective
+# fuzzer's 400 sequences) with the ASan + UBSan builds of the core and HAL
+# preloaded in place of the installed ones (the bindings module _C itself is
+# the installed, uninstrumented one); child processes inherit them.
+ASAN_PRELOAD = $(shell gcc -print-file-name=libasan.so):$(CURDIR)/build/asan/hal/libneuron_hal.so:$(CURDIR)/build/asan/csrc/libtorch_neuronx.so
+test-python-asan: test-cpp-asan build
+	LD_PRELOAD=$(ASAN_PRELOAD) ASAN_OPTIONS=detect_leaks=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(abspath tests/sanitizers/asan_python.supp) \
+	  $(PY) -m pytest -q -p no:cacheprovider tests/python/test_opinfo_sweep.py tests/python/test_tiny_llama.py \
+	    "tests/python/test_compile.py::test_compiled_mlp_forward_and_backward_equal_eager_with_generated_cpp_kernels" \
+	    tests/python/test_distributed_collectives.py tests/python/test_distributed_faults.py \
+	    tests/python/test_collective_fuzz.py tests/python/test_streams.py
+
+sanitize: test-cpp-asan test-cpp-tsan test-python-asan
 
 # Differential fuzzing (docs/reliability.md): 10,000 random programs of
 # tensor operations on the CPU and on neuron, and 5,000 random sequences of

@@ -28,15 +28,13 @@ def batch(step: int, rows: int = 4, seq: int = 32) -> torch.Tensor:
     return ((start + torch.arange(seq)) % 256).to("neuron")
 
 
-def train(steps: int) -> bool:
-    model = tiny_llama()
-    step_fn = torch.compile(model, backend="neuron")
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    sampler, losses = Sampler("train", steps, warmup=max(EVERY, steps // 10)), []
+def training(sampler: Sampler, forward, params, steps: int, batch_of) -> list[float]:
+    """steps AdamW steps of forward(ids) -> loss on batch_of(step); samples
+    every EVERY steps once the step's tensors are gone; returns the sampled losses."""
+    opt, losses = torch.optim.AdamW(params, lr=1e-3), []
     for step in range(steps):
-        ids = batch(step)
-        with torch.autocast("neuron", dtype=torch.bfloat16):
-            loss = step_fn(ids, labels=ids).loss
+        ids = batch_of(step)
+        loss = forward(ids)
         loss.backward()
         opt.step()
         opt.zero_grad()
@@ -44,6 +42,19 @@ def train(steps: int) -> bool:
             losses.append(round(loss.item(), 4))
             del ids, loss
             sampler.sample(step)
+    return losses
+
+
+def train(steps: int) -> bool:
+    model = tiny_llama()
+    step_fn = torch.compile(model, backend="neuron")
+
+    def forward(ids):
+        with torch.autocast("neuron", dtype=torch.bfloat16):
+            return step_fn(ids, labels=ids).loss
+
+    sampler = Sampler("train", steps, warmup=max(EVERY, steps // 10))
+    losses = training(sampler, forward, model.parameters(), steps, batch)
     learned = losses[-1] < losses[0] * 0.5
     return sampler.report(first_loss=losses[0], last_loss=losses[-1], learned=learned) and learned
 
@@ -74,18 +85,9 @@ def fsdp(steps: int) -> bool:
     for layer in model.model.layers:
         fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    sampler, losses = Sampler(f"fsdp rank {RANK}", steps, warmup=max(EVERY, steps // 10)), []
-    for step in range(steps):
-        ids = batch(step * WORLD + RANK, rows=2)
-        loss = model(ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        if step % EVERY == 0 or step == steps - 1:
-            losses.append(round(loss.item(), 4))
-            del ids, loss
-            sampler.sample(step)
+    sampler = Sampler(f"fsdp rank {RANK}", steps, warmup=max(EVERY, steps // 10))
+    losses = training(sampler, lambda ids: model(ids, labels=ids).loss, model.parameters(), steps,
+                      lambda step: batch(step * WORLD + RANK, rows=2))
     ok = sampler.report(first_loss=losses[0], last_loss=losses[-1])
     dist.destroy_process_group()
     return ok
