@@ -115,10 +115,14 @@ sanitize: test-cpp-asan test-cpp-tsan test-python-asan
 # tensor operations on the CPU and on neuron, and 5,000 random sequences of
 # collectives per world size (2 and 3 ranks) against gloo; then 2,000
 # programs and 1,000 sequences per world size with every emulator stream on a
-# worker thread. About 30 minutes.
+# worker thread. About 35 minutes. Smaller runs: make fuzz FUZZ_PROGRAMS=500
+# FUZZ_SEQUENCES=200 (the thread-queue half runs a fifth of each).
+FUZZ_PROGRAMS ?= 10000
+FUZZ_SEQUENCES ?= 5000
 fuzz: build
-	FUZZ_PROGRAMS=10000 FUZZ_SEQUENCES=5000 $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
-	FUZZ_PROGRAMS=2000 FUZZ_SEQUENCES=1000 TORCH_NEURONX_EMU_QUEUE=thread $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
+	FUZZ_PROGRAMS=$(FUZZ_PROGRAMS) FUZZ_SEQUENCES=$(FUZZ_SEQUENCES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
+	FUZZ_PROGRAMS=$$(( $(FUZZ_PROGRAMS) / 5 )) FUZZ_SEQUENCES=$$(( $(FUZZ_SEQUENCES) / 5 )) TORCH_NEURONX_EMU_QUEUE=thread \
+	  $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
 # The soak (docs/reliability.md): a compiled bf16-autocast tiny Llama trained
 # with AdamW for 2,000 steps, 2,000 generate calls, and 2-rank FSDP2 training

@@ -174,14 +174,15 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   // waiting for an asynchronous call (a functional collective's wait_tensor)
   // does not wait for the worker to wake up and hand the result back.
   void help_until(dist::NeuronWork& work);
-  // Runs item on the calling thread, the lock released meanwhile, with
-  // inline_ set so that the worker waits; then wakes the worker for what was
-  // queued meanwhile. Called and returns with `lock` (on mu_) held.
   // A queued call: what runs it, and its Work (kept alive by `run`).
   struct Item {
     std::function<void()> run;
     dist::NeuronWork* work = nullptr;
   };
+  // Runs item on the calling thread, the lock released meanwhile, with
+  // inline_ set so that the worker waits; then marks its Work retired and
+  // wakes the worker for what was queued meanwhile. Called and returns with
+  // `lock` (on mu_) held.
   void run_here(std::unique_lock<std::mutex>& lock, const Item& item);
   // Destroys the finished items on the calling thread once `work`'s own is
   // among them (the worker hands an item over right after running it).
@@ -204,9 +205,9 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   int host_count_ = 1;  // calls to split() so far: the same on every rank
   std::mutex mu_;
   std::condition_variable cv_;
+  std::deque<Item> queue_;
   // Finished items wait here to be destroyed on a calling thread: their
   // tensors may own Python objects, which the worker must never release.
-  std::deque<Item> queue_;
   std::vector<Item> finished_;
   bool stop_ = false;
   bool busy_ = false;  // the worker is running an item

@@ -86,7 +86,10 @@ def issue(step: Step, device: str, rank: int, group) -> tuple[object, Placed]:
         return None, p
     if s.kind == "barrier":
         work = group._get_backend(torch.device(device)).barrier(dist.BarrierOptions())  # this backend's own
-        return (work if s.async_op else work.wait() and None), p
+        if not s.async_op:
+            work.wait()
+            work = None
+        return work, p
     if s.kind == "all_reduce_coalesced":
         ts = [p.put(inp(k, salt=j)) for j, k in enumerate(s.sizes)]
         return dist.all_reduce_coalesced(ts, op=_op(s.op), **a), p

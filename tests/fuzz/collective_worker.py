@@ -1,7 +1,8 @@
 """One rank of the collective-sequence fuzzer (test_collective_sequences.py):
 a long-lived member of a "cpu:gloo,neuron:neuron" group that runs sequences
 seed, seed+1, ... (argv: first seed, count; or the seeds listed in
-FUZZ_COLLECTIVE_SEEDS, and of those only the steps in FUZZ_COLLECTIVE_STEPS). Each step of a sequence is made twice, with CPU
+FUZZ_COLLECTIVE_SEEDS, and of those only the steps in
+FUZZ_COLLECTIVE_STEPS). Each step of a sequence is made twice, with CPU
 tensors (gloo, the reference) and with neuron tensors; at the end of the
 sequence every buffer must match bitwise, refused calls must be refused by
 both, and neuron's allocated memory must be back where it started.

@@ -1,6 +1,6 @@
 // Events as generation counters: record() bumps `recorded` and queues a marker
 // that, when the stream reaches it, raises `reached` and stamps the time. The
-// counters live in a State that the handle and every queued marker or wait
+// counters live in an EventState that the handle and every queued marker or wait
 // share, so destroying a handle never pulls it from under a stream's worker
 // (another stream may still be waiting for it).
 #include <chrono>
