@@ -15,6 +15,9 @@ DEPS_STAMP := $(VENV)/.deps-installed
 BUILD_DIR := build/cmake
 BUILD_STAMP := $(BUILD_DIR)/.installed
 CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -name CMakeLists.txt) CMakeLists.txt pyproject.toml
+# The editable install maps each Python module to its file: adding, moving or
+# removing one (which changes its folder's time) reinstalls.
+PY_FOLDERS := $(shell find torch_neuronx -type d -not -name __pycache__)
 
 export OMP_NUM_THREADS ?= 2
 
@@ -34,7 +37,7 @@ $(DEPS_STAMP): requirements.lock
 	$(PY) -m pip install -q -r requirements.lock
 	touch $@
 
-$(BUILD_STAMP): $(DEPS_STAMP) $(CXX_SOURCES) | system-deps
+$(BUILD_STAMP): $(DEPS_STAMP) $(CXX_SOURCES) $(PY_FOLDERS) | system-deps
 	$(PY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 

@@ -16,8 +16,6 @@ tensor cannot be sent on (send a ``clone()``); a storage alone cannot be sent.
 
 from __future__ import annotations
 
-import multiprocessing.reduction
-
 import torch
 import torch.multiprocessing.reductions as torch_reductions
 from multiprocessing.reduction import ForkingPickler
@@ -45,8 +43,7 @@ def reduce_tensor(tensor: torch.Tensor):
             tensor.dtype, tensor.device.index, tensor.requires_grad)
     if storage.nbytes() == 0:
         return rebuild_neuron_tensor, meta
-    fd, alloc_bytes, offset = _C._share_storage(tensor)
-    handle = (multiprocessing.reduction.DupFd(fd), alloc_bytes, offset, storage.nbytes())
+    handle = (_C._share_storage(tensor), storage.nbytes())  # the HAL's handle: plain bytes
     return rebuild_neuron_tensor, meta + (handle,)
 
 
@@ -55,8 +52,8 @@ def rebuild_neuron_tensor(cls, size, stride, storage_offset, dtype, device, requ
     if handle is None:
         t = torch.empty((0,), dtype=dtype, device=torch.device("neuron", device)).as_strided(size, stride)
     else:
-        fd_holder, alloc_bytes, offset, nbytes = handle
-        raw = _C._open_shared_storage(device, fd_holder.detach(), alloc_bytes, offset, nbytes)
+        handle_bytes, nbytes = handle
+        raw = _C._open_shared_storage(device, handle_bytes, nbytes)
         t = torch.empty((0,), dtype=dtype, device=raw.device).set_(
             raw.untyped_storage(), storage_offset, size, stride)
     if cls is torch.nn.Parameter:

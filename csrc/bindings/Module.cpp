@@ -5,20 +5,24 @@
 #include <torch/csrc/Generator.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <cstring>
+#include <string>
+
 #include "bindings/CompileBindings.h"
 #include "bindings/MemoryHistoryBindings.h"
 #include "bindings/TraceBindings.h"
 #include "dispatch/NeuronHostDispatch.h"
-#include "distributed/DirectCollectives.h"
+#include "distributed/onehost/DirectCollectives.h"
 #include "dispatch/NeuronOpTracking.h"
 #include "dispatch/NeuronOutputScope.h"
-#include "distributed/ProcessGroupNeuron.h"
+#include "distributed/c10d/ProcessGroupNeuron.h"
 #include "runtime/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronGenerator.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronHostAccess.h"
 #include "runtime/NeuronIpc.h"
+#include "runtime/NeuronSettings.h"
 #include "runtime/NeuronStream.h"
 
 namespace py = pybind11;
@@ -76,14 +80,20 @@ PYBIND11_MODULE(_C, m) {
       py::gil_scoped_release no_gil;
       h = export_storage(t.storage());
     }
-    return py::make_tuple(h.fd, h.size, h.offset);
+    return py::bytes(reinterpret_cast<const char*>(&h), sizeof(h));
   });
-  m.def("_open_shared_storage", [](int device, int fd, uint64_t size, uint64_t offset, uint64_t nbytes) {
+  m.def("_open_shared_storage", [](int device, const py::bytes& handle, uint64_t nbytes) {
     const auto d = static_cast<c10::DeviceIndex>(device);
-    c10::Storage s = open_storage(d, IpcHandle{fd, size, offset}, nbytes);
+    const std::string raw = handle;
+    TORCH_CHECK(raw.size() == sizeof(IpcHandle), "a shared neuron storage's handle has ", raw.size(),
+                " bytes, not ", sizeof(IpcHandle), " (was it sent by another build of torch_neuronx?)");
+    IpcHandle h{};
+    std::memcpy(&h, raw.data(), sizeof(h));
+    c10::Storage s = open_storage(d, h, nbytes);
     at::Tensor bytes = at::empty({0}, at::TensorOptions().dtype(at::kByte).device(c10::DeviceType::PrivateUse1, d));
     return bytes.set_(std::move(s), 0, {static_cast<int64_t>(nbytes)}, {1});
   });
+  m.def("_set_settings_error", [](std::string message) { set_settings_error(std::move(message)); });
   m.def("_mem_get_info", [](int d) { return caching_allocator().getMemoryInfo(static_cast<c10::DeviceIndex>(d)); });
 
   // Random numbers.

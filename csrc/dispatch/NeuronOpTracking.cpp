@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/NeuronSettings.h"
+
 namespace torch_neuronx {
 namespace {
 
@@ -17,10 +19,7 @@ struct Registry {
   std::vector<OpCounter*> counters;
   std::map<std::string, int64_t> fallbacks;
   std::set<std::string> warned;
-  std::atomic<bool> warn{[] {
-    const char* v = std::getenv("TORCH_NEURONX_FALLBACK_WARN");
-    return !(v && std::strcmp(v, "0") == 0);
-  }()};
+  std::atomic<int> warn{-1};  // -1: TORCH_NEURONX_FALLBACK_WARN not read yet (counters register at load)
 };
 
 Registry& registry() {
@@ -61,7 +60,7 @@ void record_fallback(const std::string& op) {
     first = r.warned.insert(op).second;
   }
   if (strict::active()) strict::report("fallback", op, "runs on the host CPU with copies of its arguments");
-  if (first && r.warn.load()) {
+  if (first && fallback_warnings_enabled()) {
     TORCH_WARN("neuron: '", op,
                "' has no native kernel yet and runs on the CPU with copies of its arguments "
                "(see torch_neuronx.get_fallback_ops()). Shown once per op; silence with "
@@ -92,7 +91,11 @@ void clear_op_tracking() {
   for (OpCounter* c : r.counters) c->reset();
 }
 
-void set_fallback_warnings(bool enabled) { registry().warn.store(enabled); }
-bool fallback_warnings_enabled() { return registry().warn.load(); }
+void set_fallback_warnings(bool enabled) { registry().warn.store(enabled ? 1 : 0); }
+bool fallback_warnings_enabled() {
+  Registry& r = registry();
+  if (r.warn.load() < 0) r.warn.store(env_flag("TORCH_NEURONX_FALLBACK_WARN", true) ? 1 : 0);
+  return r.warn.load() != 0;
+}
 
 }  // namespace torch_neuronx

@@ -8,7 +8,7 @@
 //     with bytes and transport, NKI kernels and compiled graphs; each linked
 //     by a flow to the CPU op that issued it (Kineto's correlation id).
 //   tid = kEstimateTrack on the same pid, "estimated Trainium2": the depth-0
-//     activities with the cost model's time (torch_neuronx/trace_estimate.py),
+//     activities with the cost model's time (torch_neuronx/estimation/ops.py),
 //     each starting when the host issued it or when the previous one ends.
 // Compiled only here with USE_KINETO and Kineto's headers (decisions: keep
 // them off the rest of the build).

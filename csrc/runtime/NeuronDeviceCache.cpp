@@ -102,8 +102,8 @@ Block* DeviceCache::new_segment(size_t size, c10::StreamId stream, bool small, s
                      bytes(allocated), " is allocated by PyTorch and ", bytes(reserved - allocated),
                      " is reserved by PyTorch but unallocated (requested ", bytes(request),
                      ", rounded to a ", bytes(size),
-                     " segment). Free tensors you no longer need, call torch.neuron.empty_cache(), "
-                     "use smaller batches, or raise TORCH_NEURONX_EMU_HBM.");
+                     " segment). Free tensors you no longer need, call torch.neuron.empty_cache() or "
+                     "use smaller batches.");
   }
   NEURON_HAL_CHECK(st);
   stats_.num_device_alloc++;

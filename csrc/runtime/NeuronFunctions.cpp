@@ -34,8 +34,8 @@ void check_device_index(c10::DeviceIndex device) {
   TORCH_CHECK(device >= 0 && device < n, "Invalid device index neuron:", static_cast<int>(device),
               ": ", static_cast<int>(n), " NeuronCore", n == 1 ? " is" : "s are",
               " visible (indices 0-", static_cast<int>(n) - 1,
-              "). Pick an index in range, or change NEURON_RT_VISIBLE_CORES / "
-              "NEURON_RT_NUM_CORES / NEURON_LOGICAL_NC_CONFIG.");
+              "). Pick an index in range; `python -m torch_neuronx info` lists the cores and the "
+              "driver settings that make them visible.");
 }
 
 c10::DeviceIndex resolve_device(c10::DeviceIndex device) {

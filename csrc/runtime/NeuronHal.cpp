@@ -8,6 +8,8 @@
 
 #include <c10/util/Exception.h>
 
+#include "runtime/NeuronSettings.h"
+
 namespace torch_neuronx {
 namespace {
 
@@ -37,6 +39,7 @@ void check_not_bad_fork() {
 void lazy_init() {
   check_not_bad_fork();
   if (C10_LIKELY(g_initialized.load(std::memory_order_acquire))) return;
+  check_core_settings();
   hal();
   g_initialized.store(true, std::memory_order_release);
 }

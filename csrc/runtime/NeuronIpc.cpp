@@ -1,7 +1,5 @@
 #include "runtime/NeuronIpc.h"
 
-#include <unistd.h>
-
 #include <c10/util/Exception.h>
 
 #include "runtime/NeuronCachingAllocator.h"
@@ -13,14 +11,6 @@ namespace {
 
 // The receiver's DataPtr context: the mapping's base, which close_handle takes.
 void close_mapping(void* base) { NEURON_HAL_CHECK(hal().ipc.close_handle(base, /*end_open=*/1)); }
-
-// Closes a received descriptor unless open_handle took it.
-struct FdGuard {
-  int fd;
-  ~FdGuard() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 void check_supported() {
   TORCH_CHECK(hal().ipc.export_handle && hal().ipc.open_handle,
@@ -42,22 +32,19 @@ IpcHandle export_storage(const c10::Storage& storage) {
               "by this process's neuron allocator (a tensor received from another process cannot "
               "be sent on; send tensor.clone())");
   NEURON_HAL_CHECK(hal().device.synchronize(device.index()));
-  nhal_ipc_handle h{};
+  IpcHandle h{};
   NEURON_HAL_CHECK(hal().ipc.export_handle(ptr, /*count_open=*/1, &h));
-  return IpcHandle{h.fd, h.size, h.offset};
+  return h;
 }
 
 c10::Storage open_storage(c10::DeviceIndex device, const IpcHandle& handle, size_t nbytes) {
-  FdGuard guard{handle.fd};
   lazy_init();
   check_supported();
   check_device_index(device);
   TORCH_CHECK(handle.offset + nbytes <= handle.size, "a shared neuron storage of ", nbytes, " bytes at offset ",
               handle.offset, " does not fit the ", handle.size, "-byte allocation it was sent from");
-  const nhal_ipc_handle h{handle.fd, handle.size, handle.offset};
   void* base = nullptr;
-  guard.fd = -1;  // open_handle closes it
-  NEURON_HAL_CHECK(hal().ipc.open_handle(device, &h, &base));
+  NEURON_HAL_CHECK(hal().ipc.open_handle(device, &handle, &base));
   c10::DataPtr data(static_cast<char*>(base) + handle.offset, base, &close_mapping,
                     c10::Device(c10::DeviceType::PrivateUse1, device));
   return c10::Storage(c10::Storage::use_byte_size_t(), nbytes, std::move(data), /*allocator=*/nullptr,

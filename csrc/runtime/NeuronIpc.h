@@ -8,15 +8,14 @@
 
 #include <cstdint>
 
+#include "neuron_hal/ipc.h"
 #include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {
 
-struct IpcHandle {
-  int fd = -1;          // the exporter's: owned by the HAL, dup it to send
-  uint64_t size = 0;    // bytes of the allocation the fd maps
-  uint64_t offset = 0;  // where the storage's data starts in it
-};
+// The HAL's handle: plain bytes to send as they are (size: of the allocation;
+// offset: where the storage's data starts in it).
+using IpcHandle = nhal_ipc_handle;
 
 // The device memory under storage, for another process; counts one open,
 // which the receiver's storage ends when it dies. Waits for the device's queued
@@ -25,8 +24,8 @@ struct IpcHandle {
 // storage the allocator does not own (one received from a peer: clone it).
 TORCH_NEURONX_API IpcHandle export_storage(const c10::Storage& storage);
 
-// A storage of nbytes at handle.offset of a peer's exported memory, on device;
-// takes handle.fd. Not resizable; freeing it unmaps the memory and ends the open.
+// A storage of nbytes at handle.offset of a peer's exported memory, on device.
+// Not resizable; freeing it unmaps the memory and ends the open.
 TORCH_NEURONX_API c10::Storage open_storage(c10::DeviceIndex device, const IpcHandle& handle, size_t nbytes);
 
 }  // namespace torch_neuronx

@@ -17,4 +17,7 @@ nhal_status fail(nhal_status status, const char* fmt, ...)
 // "3.20 GiB", "512 B": what the messages show to a user.
 std::string format_bytes(uint64_t bytes);
 
+// "24G", "512M", "1073741824", "1.5GiB" (settings.cpp); false on anything else.
+bool parse_size(const std::string& text, uint64_t* out);
+
 }  // namespace nhal

@@ -107,8 +107,8 @@ TEST_P(HalConformance, IpcExportOpenCloseShareBytesAndCount) {
   int64_t opens = -1;
   ASSERT_EQ(d_->ipc.open_count(p, &opens), NHAL_STATUS_OK);
   EXPECT_EQ(opens, 1);
-  nhal_ipc_handle mine = h;
-  mine.fd = dup(h.fd);  // open takes the descriptor, as a peer's received one
+  nhal_ipc_handle mine;  // a peer gets the handle as bytes
+  std::memcpy(&mine, &h, sizeof(h));
   void* base = nullptr;
   ASSERT_EQ(d_->ipc.open_handle(0, &mine, &base), NHAL_STATUS_OK) << nhal_last_error_message();
   EXPECT_NE(base, p);
@@ -123,16 +123,24 @@ TEST_P(HalConformance, IpcExportOpenCloseShareBytesAndCount) {
   EXPECT_EQ(opens, 0);
   EXPECT_EQ(d_->ipc.close_handle(base, 1), NHAL_STATUS_INVALID_ARGUMENT);  // closed twice
   nhal_ipc_handle bad = h;
-  bad.fd = dup(h.fd);
   bad.size += 4096;  // does not match the file
   EXPECT_EQ(d_->ipc.open_handle(0, &bad, &base), NHAL_STATUS_INVALID_ARGUMENT);
   EXPECT_NE(std::string(nhal_last_error_message()).find("does not match"), std::string::npos);
+  nhal_ipc_handle garbage{};
+  EXPECT_EQ(d_->ipc.open_handle(0, &garbage, &base), NHAL_STATUS_INVALID_ARGUMENT);
   int on_heap = 0;
   EXPECT_EQ(d_->ipc.export_handle(&on_heap, 0, &h), NHAL_STATUS_INVALID_ARGUMENT);
   ASSERT_EQ(d_->ipc.export_handle(inner, 0, &h), NHAL_STATUS_OK);  // a transport's: not counted
   ASSERT_EQ(d_->ipc.open_count(p, &opens), NHAL_STATUS_OK);
   EXPECT_EQ(opens, 0);
   EXPECT_EQ(d_->memory.free(p), NHAL_STATUS_OK);
+  // The handle of freed memory opens nothing, even where its descriptor's
+  // number now names another file.
+  void* other = nullptr;
+  ASSERT_EQ(d_->memory.malloc(0, 4 << 20, &other), NHAL_STATUS_OK);
+  EXPECT_EQ(d_->ipc.open_handle(0, &h, &base), NHAL_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(nhal_last_error_message()).find("is gone"), std::string::npos);
+  EXPECT_EQ(d_->memory.free(other), NHAL_STATUS_OK);
 }
 
 TEST_P(HalConformance, ZeroSizeMallocGivesNull) {

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/Collectives.h"
-#include "distributed/ShmCollectives.h"
+#include "distributed/collectives/Collectives.h"
+#include "distributed/onehost/ShmCollectives.h"
 
 using namespace torch_neuronx::dist;
 

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <vector>
 
-#include "distributed/Collectives.h"
-#include "distributed/MultiHostCollectives.h"
-#include "distributed/ShmCollectives.h"
+#include "distributed/collectives/Collectives.h"
+#include "distributed/multihost/MultiHostCollectives.h"
+#include "distributed/onehost/ShmCollectives.h"
 
 namespace {
 

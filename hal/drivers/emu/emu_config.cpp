@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
 #include "../../loader/hal_error.h"
+#include "neuron_hal/settings.h"
 
 namespace nhal::emu {
 namespace {
@@ -17,7 +17,7 @@ std::string env(const char* name) {
 }
 
 bool parse_int(const std::string& s, long* out) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos) return false;
   char* end = nullptr;
   long v = std::strtol(s.c_str(), &end, 10);
   if (*end != '\0') return false;
@@ -26,33 +26,6 @@ bool parse_int(const std::string& s, long* out) {
 }
 
 }  // namespace
-
-bool parse_bytes(const std::string& text, uint64_t* out) {
-  std::string s;
-  for (char c : text) {
-    if (!std::isspace(static_cast<unsigned char>(c))) s.push_back(c);
-  }
-  if (s.empty()) return false;
-  size_t pos = 0;
-  while (pos < s.size() && (std::isdigit(static_cast<unsigned char>(s[pos])) || s[pos] == '.')) ++pos;
-  if (pos == 0) return false;
-  double value = std::atof(s.substr(0, pos).c_str());
-  std::string unit = s.substr(pos);
-  std::transform(unit.begin(), unit.end(), unit.begin(), ::toupper);
-  if (!unit.empty() && unit.back() == 'B') unit.pop_back();
-  if (!unit.empty() && unit.back() == 'I') unit.pop_back();
-  double scale = 1;
-  if (unit.empty()) scale = 1;
-  else if (unit == "K") scale = 1024.0;
-  else if (unit == "M") scale = 1024.0 * 1024;
-  else if (unit == "G") scale = 1024.0 * 1024 * 1024;
-  else if (unit == "T") scale = 1024.0 * 1024 * 1024 * 1024;
-  else return false;
-  double bytes = value * scale;
-  if (!(bytes >= 1) || bytes > 1e18) return false;
-  *out = static_cast<uint64_t>(std::llround(bytes));
-  return true;
-}
 
 bool parse_core_list(const std::string& text, std::vector<int>* out) {
   std::vector<int> cores;
@@ -101,12 +74,7 @@ nhal_status load_config(Config* out) {
   const int logical_per_chip = kPhysicalCoresPerChip / c.lnc;
   const int total = logical_per_chip * c.chips;
   c.hbm_per_core = kHbmPerChip / logical_per_chip;
-  std::string hbm = env("TORCH_NEURONX_EMU_HBM");
-  if (!hbm.empty() && !parse_bytes(hbm, &c.hbm_per_core)) {
-    return fail(NHAL_STATUS_INVALID_ARGUMENT,
-                "TORCH_NEURONX_EMU_HBM='%s' is not a size; give bytes or a K/M/G suffix "
-                "(e.g. 24G)", hbm.c_str());
-  }
+  if (nhal_status st = nhal_env_size("TORCH_NEURONX_EMU_HBM", &c.hbm_per_core); st != NHAL_STATUS_OK) return st;
 
   std::string visible = env("NEURON_RT_VISIBLE_CORES");
   if (!visible.empty()) {
@@ -147,13 +115,13 @@ nhal_status load_config(Config* out) {
   else return fail(NHAL_STATUS_INVALID_ARGUMENT,
                    "TORCH_NEURONX_EMU_QUEUE='%s' is not a queue mode; use 'inline' "
                    "(the default) or 'thread'", queue.c_str());
-  std::string blocking = env("NEURON_LAUNCH_BLOCKING");
-  c.launch_blocking = !blocking.empty() && blocking != "0";
-  std::string addressable = env("TORCH_NEURONX_EMU_HOST_ADDRESSABLE");
-  if (addressable.empty() || addressable == "1") c.host_addressable = true;
-  else if (addressable == "0") c.host_addressable = false;
-  else return fail(NHAL_STATUS_INVALID_ARGUMENT,
-                   "TORCH_NEURONX_EMU_HOST_ADDRESSABLE='%s' is not 0 or 1", addressable.c_str());
+  int flag = 0;
+  if (nhal_status st = nhal_env_flag("NEURON_LAUNCH_BLOCKING", 0, &flag); st != NHAL_STATUS_OK) return st;
+  c.launch_blocking = flag != 0;
+  if (nhal_status st = nhal_env_flag("TORCH_NEURONX_EMU_HOST_ADDRESSABLE", 1, &flag); st != NHAL_STATUS_OK) {
+    return st;
+  }
+  c.host_addressable = flag != 0;
 
   std::ostringstream d;
   d << "NEURON_LOGICAL_NC_CONFIG=" << c.lnc << "\n"

@@ -1,5 +1,5 @@
 // The emulator's configuration, read once from the environment at init.
-// Every knob is listed in the README's table; defaults emulate one Trainium2
+// Every knob is in the table of torch_neuronx/settings.py (docs/settings.md); defaults emulate one Trainium2
 // chip (8 physical NeuronCore-v3, 96 GiB HBM) at LNC=2.
 #pragma once
 
@@ -30,9 +30,6 @@ constexpr uint64_t kHbmPerChip = 96ull << 30;
 
 // Parses the environment; INVALID_ARGUMENT names the variable and the value.
 nhal_status load_config(Config* out);
-
-// Parses "24G", "512M", "1073741824", "1.5GiB"; false on a bad string.
-bool parse_bytes(const std::string& text, uint64_t* out);
 
 // Parses "0-1,3" into {0,1,3}; false on a bad string.
 bool parse_core_list(const std::string& text, std::vector<int>* out);

@@ -1,10 +1,18 @@
 // IPC: a peer maps a device block's memfd (emu_memory.cpp) into its own
-// address space; both processes then address the same pages. The count of
-// opens lives in the block's leading gap (kPageSkew bytes before its start),
-// which every mapping includes, so exporter and importers update one counter.
+// address space; both processes then address the same pages. A handle names
+// the memfd by the exporter's pid and descriptor, and the file's inode: the
+// importer opens /proc/<pid>/fd/<fd> and checks the inode, so the handle is
+// plain bytes (no descriptor passing) and a reused descriptor number is never
+// mistaken for the file it named. The count of opens lives in the block's
+// leading gap (kPageSkew bytes before its start), which every mapping
+// includes, so exporter and importers update one counter.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstring>
+#include <string>
 
 #include "../../loader/hal_error.h"
 #include "emu_memory.h"
@@ -15,6 +23,17 @@ namespace {
 
 int64_t* open_counter(char* base) { return reinterpret_cast<int64_t*>(base - kPageSkew); }
 
+// The emulator's part of a handle.
+struct Opaque {
+  uint32_t magic;  // kMagic: exported by this driver
+  int32_t pid;     // the exporter
+  int32_t fd;      // its descriptor of the block's memfd
+  uint32_t pad;
+  uint64_t inode;  // of that memfd
+};
+static_assert(sizeof(Opaque) <= NHAL_IPC_HANDLE_BYTES);
+constexpr uint32_t kMagic = 0x6e65756d;  // "neum"
+
 nhal_status export_handle(const void* ptr, int count_open, nhal_ipc_handle* out) {
   if (!out) return fail(NHAL_STATUS_INVALID_ARGUMENT, "out handle is null");
   Shareable s;
@@ -24,18 +43,36 @@ nhal_status export_handle(const void* ptr, int count_open, nhal_ipc_handle* out)
                 "memory.malloc)",
                 ptr);
   }
+  struct stat st {};
+  if (fstat(s.fd, &st) != 0) return fail(NHAL_STATUS_INTERNAL, "the memfd of %p is not open", ptr);
   if (count_open) __atomic_fetch_add(open_counter(s.base), 1, __ATOMIC_ACQ_REL);
-  *out = nhal_ipc_handle{s.fd, s.size, static_cast<uint64_t>(static_cast<const char*>(ptr) - s.base)};
+  nhal_ipc_handle h{};
+  h.size = s.size;
+  h.offset = static_cast<uint64_t>(static_cast<const char*>(ptr) - s.base);
+  const Opaque o{kMagic, static_cast<int32_t>(getpid()), s.fd, 0, static_cast<uint64_t>(st.st_ino)};
+  std::memcpy(h.opaque, &o, sizeof(o));
+  *out = h;
   return NHAL_STATUS_OK;
 }
 
 nhal_status open_handle(int device, const nhal_ipc_handle* h, void** out_base) {
   if (!h || !out_base) return fail(NHAL_STATUS_INVALID_ARGUMENT, "null handle or output");
-  const int fd = h->fd;
-  struct stat st {};
+  Opaque o;
+  std::memcpy(&o, h->opaque, sizeof(o));
+  if (o.magic != kMagic) {
+    return fail(NHAL_STATUS_INVALID_ARGUMENT, "IPC handle was not exported by the emulator driver");
+  }
   nhal_status status = device < 0 ? NHAL_STATUS_OK : check_device(device);
-  if (status == NHAL_STATUS_OK && (fd < 0 || fstat(fd, &st) != 0)) {
-    status = fail(NHAL_STATUS_INVALID_ARGUMENT, "IPC handle's file descriptor %d is not open", fd);
+  if (status != NHAL_STATUS_OK) return status;
+  const std::string path = "/proc/" + std::to_string(o.pid) + "/fd/" + std::to_string(o.fd);
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_ino) != o.inode) {
+    status = fail(NHAL_STATUS_INVALID_ARGUMENT,
+                  "the device memory of IPC handle (process %d) is gone: the exporting process exited or "
+                  "freed it before this one opened it (keep the tensor alive in the sender until receivers "
+                  "have it)",
+                  static_cast<int>(o.pid));
   }
   const uint64_t mapped = h->size + kPageSkew;
   if (status == NHAL_STATUS_OK && (static_cast<uint64_t>(st.st_size) != mapped || h->offset > h->size)) {

@@ -106,7 +106,8 @@ nhal_status dev_malloc(int device, size_t size, void** out) {
   if (before + size > d.capacity) {
     d.used.fetch_sub(size);
     return fail(NHAL_STATUS_OUT_OF_MEMORY,
-                "neuron:%d out of memory: tried to allocate %s; %s of %s in use, %s free",
+                "neuron:%d out of memory: tried to allocate %s; %s of %s in use, %s free "
+                "(TORCH_NEURONX_EMU_HBM sets the emulator's memory per core)",
                 device, format_bytes(size).c_str(), format_bytes(before).c_str(),
                 format_bytes(d.capacity).c_str(),
                 format_bytes(d.capacity > before ? d.capacity - before : 0).c_str());

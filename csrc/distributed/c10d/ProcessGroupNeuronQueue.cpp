@@ -7,9 +7,9 @@
 
 #include <utility>
 
-#include "distributed/CollectiveArgs.h"
-#include "distributed/NeuronWork.h"
-#include "distributed/ProcessGroupNeuron.h"
+#include "distributed/c10d/CollectiveArgs.h"
+#include "distributed/c10d/NeuronWork.h"
+#include "distributed/c10d/ProcessGroupNeuron.h"
 
 namespace torch_neuronx {
 

@@ -1,4 +1,4 @@
-#include "distributed/ProcessGroupNeuron.h"
+#include "distributed/c10d/ProcessGroupNeuron.h"
 
 #include <c10/util/Exception.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -7,10 +7,10 @@
 #include <cstring>
 #include <utility>
 
-#include "distributed/CollectiveArgs.h"
-#include "distributed/HostBuffers.h"
-#include "distributed/MultiHostCollectives.h"
-#include "distributed/NeuronWork.h"
+#include "distributed/c10d/CollectiveArgs.h"
+#include "distributed/c10d/HostBuffers.h"
+#include "distributed/multihost/MultiHostCollectives.h"
+#include "distributed/c10d/NeuronWork.h"
 #include "profiler/NeuronTrace.h"
 #include "runtime/NeuronHostAccess.h"
 

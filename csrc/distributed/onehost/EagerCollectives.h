@@ -10,7 +10,7 @@
 // matching call takes the same path.
 #pragma once
 
-#include "distributed/Collectives.h"
+#include "distributed/collectives/Collectives.h"
 
 namespace torch_neuronx::dist {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "distributed/Collectives.h"
-#include "distributed/ShmCollectives.h"
+#include "distributed/collectives/Collectives.h"
+#include "distributed/onehost/ShmCollectives.h"
 
 #include "runtime/NeuronExport.h"
 

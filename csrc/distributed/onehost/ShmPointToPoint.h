@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/ShmGroup.h"
+#include "distributed/onehost/ShmGroup.h"
 
 namespace torch_neuronx::dist {
 

@@ -1,4 +1,4 @@
-#include "distributed/DirectCollectives.h"
+#include "distributed/onehost/DirectCollectives.h"
 
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
@@ -8,17 +8,15 @@
 #include <cstring>
 #include <vector>
 
-#include "distributed/PeerMemory.h"
-#include "distributed/ShmCollectives.h"
+#include "distributed/onehost/PeerMemory.h"
+#include "distributed/onehost/ShmCollectives.h"
+#include "runtime/NeuronSettings.h"
 
 namespace torch_neuronx::dist {
 namespace {
 
 std::atomic<bool>& enabled_flag() {
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("TORCH_NEURONX_DIRECT_COLLECTIVES");
-    return !(v && std::strcmp(v, "0") == 0);
-  }()};
+  static std::atomic<bool> on{env_flag("TORCH_NEURONX_DIRECT_COLLECTIVES", true)};
   return on;
 }
 
@@ -44,7 +42,7 @@ bool publish_and_map(ShmCollectives& shm, const CollectiveDef& def, const HostCa
   auto published = [&](int r) { return reinterpret_cast<Published*>(const_cast<char*>(shm.eager_data(r))); };
   peers.assign(world, nullptr);
   bool ok = true;
-  for (int r = 0; r < world; ++r) ok = ok && published(r)->buffer.fd >= 0;
+  for (int r = 0; r < world; ++r) ok = ok && published(r)->buffer.shareable;
   if (!ok) {  // every rank saw the same; all have read it before the slots are reused
     shm.step(def.name);
     return false;

@@ -1,15 +1,23 @@
-#include "distributed/PeerMemory.h"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "distributed/onehost/PeerMemory.h"
 
 #include <algorithm>
-#include <string>
+#include <cstring>
 
 #include "runtime/NeuronHal.h"
 
 namespace torch_neuronx::dist {
+namespace {
+
+// The handle with its offset cleared: equal for every buffer of one allocation.
+nhal_ipc_handle allocation_of(const nhal_ipc_handle& h) {
+  nhal_ipc_handle a = h;
+  a.offset = 0;
+  return a;
+}
+
+bool same(const nhal_ipc_handle& a, const nhal_ipc_handle& b) { return std::memcmp(&a, &b, sizeof(a)) == 0; }
+
+}  // namespace
 
 PeerBuffer describe_buffer(const void* ptr, size_t bytes) {
   PeerBuffer b;
@@ -17,13 +25,9 @@ PeerBuffer describe_buffer(const void* ptr, size_t bytes) {
   if (!ptr || !hal().ipc.export_handle || hal().ipc.export_handle(ptr, /*count_open=*/0, &h) != NHAL_STATUS_OK) {
     return b;
   }
-  struct stat st {};
-  if (h.offset + bytes > h.size || fstat(h.fd, &st) != 0) return b;
-  b.pid = static_cast<int32_t>(getpid());
-  b.fd = h.fd;
-  b.inode = st.st_ino;
-  b.size = h.size;
-  b.offset = h.offset;
+  if (h.offset + bytes > h.size) return b;
+  b.shareable = true;
+  b.handle = h;
   return b;
 }
 
@@ -33,19 +37,12 @@ PeerMappings::~PeerMappings() {
 
 const char* PeerMappings::map(const PeerBuffer& b) {
   ++uses_;
+  const nhal_ipc_handle key = allocation_of(b.handle);
   for (Entry& e : entries_) {
-    if (e.pid == b.pid && e.inode == b.inode) {
+    if (same(e.handle, key)) {
       e.last_use = uses_;
-      return e.base + b.offset;
+      return e.base + b.handle.offset;
     }
-  }
-  const std::string path = "/proc/" + std::to_string(b.pid) + "/fd/" + std::to_string(b.fd);
-  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || st.st_ino != b.inode) {
-    close(fd);
-    return nullptr;
   }
   if (entries_.size() >= kMaxMappings) {
     auto oldest = std::min_element(entries_.begin(), entries_.end(),
@@ -53,12 +50,11 @@ const char* PeerMappings::map(const PeerBuffer& b) {
     hal().ipc.close_handle(oldest->base, /*end_open=*/0);
     entries_.erase(oldest);
   }
-  const nhal_ipc_handle h{fd, b.size, b.offset};
   void* base = nullptr;
-  if (hal().ipc.open_handle(/*device=*/-1, &h, &base) != NHAL_STATUS_OK) return nullptr;  // it closed fd
-  entries_.push_back({b.pid, b.inode, static_cast<char*>(base), uses_});
+  if (hal().ipc.open_handle(/*device=*/-1, &key, &base) != NHAL_STATUS_OK) return nullptr;
+  entries_.push_back({key, static_cast<char*>(base), uses_});
   count_.store(entries_.size(), std::memory_order_relaxed);
-  return static_cast<char*>(base) + b.offset;
+  return static_cast<char*>(base) + b.handle.offset;
 }
 
 }  // namespace torch_neuronx::dist

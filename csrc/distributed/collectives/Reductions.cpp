@@ -1,4 +1,4 @@
-#include "distributed/Reductions.h"
+#include "distributed/collectives/Reductions.h"
 
 #include <c10/util/BFloat16.h>
 #include <c10/util/Exception.h>

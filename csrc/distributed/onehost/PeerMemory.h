@@ -1,9 +1,8 @@
 // Peers' device memory, mapped here for the collectives that read it in place
 // (DirectCollectives.h). A rank describes where a buffer lives (the HAL's IPC
-// handle of its allocation, plus its pid and the file's inode) and publishes
-// that with its call; the others open the allocation's file through
-// /proc/<pid>/fd and map it, once: mappings are kept for later calls, since
-// the caching allocator hands out the same segments again.
+// handle of its allocation) and publishes that with its call; the others open
+// the handle through the HAL and map it, once: mappings are kept for later
+// calls, since the caching allocator hands out the same segments again.
 #pragma once
 
 #include <atomic>
@@ -11,18 +10,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "neuron_hal/ipc.h"
+
 namespace torch_neuronx::dist {
 
 struct PeerBuffer {
-  int32_t pid = 0;
-  int32_t fd = -1;      // the owner's descriptor of the allocation; -1: not shareable
-  uint64_t inode = 0;   // of that file, to check what /proc opened
-  uint64_t size = 0;    // bytes of the allocation
-  uint64_t offset = 0;  // of the buffer in it
+  bool shareable = false;  // false: not inside shareable device memory
+  nhal_ipc_handle handle{};  // of the allocation; handle.offset is the buffer's
 };
 
-// Where [ptr, ptr + bytes) lives, or fd -1 if it is not inside one allocation
-// of shareable device memory (a staged host buffer, another driver).
+// Where [ptr, ptr + bytes) lives; not shareable if it is not inside one
+// allocation of shareable device memory (a staged host buffer, another driver).
 PeerBuffer describe_buffer(const void* ptr, size_t bytes);
 
 // One process group's mappings of its peers' allocations, least recently
@@ -44,8 +42,7 @@ class PeerMappings {
 
  private:
   struct Entry {
-    int32_t pid;
-    uint64_t inode;
+    nhal_ipc_handle handle;  // offset 0: names the allocation
     char* base;
     uint64_t last_use;
   };

@@ -1,4 +1,4 @@
-#include "distributed/ShmCollectives.h"
+#include "distributed/onehost/ShmCollectives.h"
 
 #include <c10/util/Exception.h>
 

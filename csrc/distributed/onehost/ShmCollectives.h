@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "distributed/Collectives.h"
-#include "distributed/PeerMemory.h"
-#include "distributed/Reductions.h"
-#include "distributed/ShmGroup.h"
+#include "distributed/collectives/Collectives.h"
+#include "distributed/onehost/PeerMemory.h"
+#include "distributed/collectives/Reductions.h"
+#include "distributed/onehost/ShmGroup.h"
 
 #include "runtime/NeuronExport.h"
 

@@ -2,9 +2,9 @@
 // all-to-all and the coalesced forms of all-gather and reduce-scatter.
 #include <c10/util/Exception.h>
 
-#include "distributed/CollectiveArgs.h"
-#include "distributed/HostBuffers.h"
-#include "distributed/ProcessGroupNeuron.h"
+#include "distributed/c10d/CollectiveArgs.h"
+#include "distributed/c10d/HostBuffers.h"
+#include "distributed/c10d/ProcessGroupNeuron.h"
 #include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {

@@ -17,26 +17,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
+#include "distributed/collectives/CallSignature.h"
+#include "distributed/collectives/DistError.h"
 #include "runtime/NeuronExport.h"
 
 namespace torch_neuronx::dist {
-
-// A collective that cannot complete: a dead or late peer, or a mismatch.
-class TORCH_NEURONX_API DistError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// What each rank says about its next collective, checked across ranks.
-struct CallSignature {
-  uint32_t op = 0;      // collective kind
-  int32_t dtype = -1;   // c10::ScalarType
-  int64_t numel = 0;    // elements of this rank's input
-  int64_t root = -1;    // root rank, reduce op or -1
-};
 
 // A single-producer single-consumer byte ring from one rank to another:
 // `head` counts bytes ever written (by the sender), `tail` bytes ever

@@ -1,4 +1,4 @@
-#include "distributed/ShmPointToPoint.h"
+#include "distributed/onehost/ShmPointToPoint.h"
 
 #include <c10/core/ScalarType.h>
 

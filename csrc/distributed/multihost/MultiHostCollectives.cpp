@@ -1,11 +1,11 @@
-#include "distributed/MultiHostCollectives.h"
+#include "distributed/multihost/MultiHostCollectives.h"
 
 #include <ATen/ops/from_blob.h>
 
 #include <cstring>
 #include <exception>
 
-#include "distributed/ShmGroup.h"
+#include "distributed/onehost/ShmGroup.h"
 
 namespace torch_neuronx::dist {
 namespace {

@@ -1,8 +1,8 @@
-#include "distributed/EagerCollectives.h"
+#include "distributed/onehost/EagerCollectives.h"
 
 #include <cstring>
 
-#include "distributed/ShmCollectives.h"
+#include "distributed/onehost/ShmCollectives.h"
 
 namespace torch_neuronx::dist {
 namespace {

@@ -1,4 +1,4 @@
-#include "distributed/ShmGroup.h"
+#include "distributed/onehost/ShmGroup.h"
 
 #include <dirent.h>
 #include <fcntl.h>

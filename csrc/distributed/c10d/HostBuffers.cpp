@@ -1,4 +1,4 @@
-#include "distributed/HostBuffers.h"
+#include "distributed/c10d/HostBuffers.h"
 
 #include <cstring>
 

@@ -16,8 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "distributed/Reductions.h"
-#include "distributed/ShmGroup.h"
+#include "distributed/collectives/Reductions.h"
+#include "distributed/collectives/CallSignature.h"
+#include "distributed/collectives/DistError.h"
 #include "runtime/NeuronExport.h"
 
 namespace torch_neuronx::dist {

@@ -5,10 +5,10 @@
 
 #include <memory>
 
-#include "distributed/CollectiveArgs.h"
-#include "distributed/MultiHostCollectives.h"
-#include "distributed/NeuronWork.h"
-#include "distributed/ProcessGroupNeuron.h"
+#include "distributed/c10d/CollectiveArgs.h"
+#include "distributed/multihost/MultiHostCollectives.h"
+#include "distributed/c10d/NeuronWork.h"
+#include "distributed/c10d/ProcessGroupNeuron.h"
 #include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {

@@ -21,11 +21,11 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/Collectives.h"
-#include "distributed/HostBuffers.h"
-#include "distributed/MultiHostCollectives.h"
-#include "distributed/ShmCollectives.h"
-#include "distributed/ShmPointToPoint.h"
+#include "distributed/collectives/Collectives.h"
+#include "distributed/c10d/HostBuffers.h"
+#include "distributed/multihost/MultiHostCollectives.h"
+#include "distributed/onehost/ShmCollectives.h"
+#include "distributed/onehost/ShmPointToPoint.h"
 #include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {

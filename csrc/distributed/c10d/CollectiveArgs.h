@@ -8,7 +8,7 @@
 #include <exception>
 #include <vector>
 
-#include "distributed/Collectives.h"
+#include "distributed/collectives/Collectives.h"
 
 namespace torch_neuronx::dist::args {
 

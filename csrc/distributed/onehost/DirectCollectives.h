@@ -12,7 +12,7 @@
 // a group must choose alike.
 #pragma once
 
-#include "distributed/Collectives.h"
+#include "distributed/collectives/Collectives.h"
 #include "runtime/NeuronExport.h"
 
 namespace torch_neuronx::dist {

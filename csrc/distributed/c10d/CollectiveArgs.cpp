@@ -1,4 +1,4 @@
-#include "distributed/CollectiveArgs.h"
+#include "distributed/c10d/CollectiveArgs.h"
 
 #include <c10/util/Exception.h>
 
