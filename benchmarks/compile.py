@@ -28,9 +28,10 @@ os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="neuron
 import torch
 from transformers import CompileConfig
 
+import _paths  # noqa: F401  (tests/python on sys.path, for helpers.tiny_models)
 import torch_neuronx
-from torch_neuronx.tiny_models import tiny_causal_lm
 from _timing import median_seconds
+from helpers.tiny_models import tiny_causal_lm
 
 SIZE = dict(hidden_size=256, layers=4, vocab_size=2048, max_position_embeddings=512)
 # Decode at batch 1 reads every weight once per token; at hidden 256 that is

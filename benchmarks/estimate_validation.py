@@ -5,7 +5,7 @@ rank (a logical core: LNC=2, two NeuronCore-v3) from the model's published
 config, with the same functions TrainiumEstimate charges: trainium.roofline_s
 for each matmul, attention, norm and elementwise op (its work split over the
 rank's physical cores, each op its own kernel with its fixed DMA cost), and
-trainium_collectives.collective_s for the TP all-reduces and the logits
+estimation.collectives.collective_s for the TP all-reduces and the logits
 all-gather. The collective figures call collective_s directly; the matmul
 figure calls roofline_s for AWS's NKI matmul tutorial shapes. No real model
 runs; the constants were fixed before any ratio was seen (decisions.md 19).
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import _paths  # noqa: F401  (the repository root on sys.path)
 from torch_neuronx import trainium
-from torch_neuronx.trainium_collectives import collective_s
+from torch_neuronx.estimation.collectives import collective_s
 
 CORE = trainium.TRN2
 BF16 = 2

@@ -3,7 +3,7 @@ Transformers models, loaded through the `kernels` library: per model, one
 bf16 forward with and without the kernels, both from the same model and
 weights.
 
-- Estimated Trainium2 time (torch_neuronx.trainium_estimate): NKI kernels by
+- Estimated Trainium2 time (torch_neuronx.estimation.step): NKI kernels by
   the NKI cost model, every other op by the per-op roofline; both read
   torch_neuronx/trainium.py.
 - The emulator's own wall time (median), and the CPU's for the same
@@ -26,7 +26,7 @@ import _paths  # noqa: F401  (the repository root on sys.path)
 import torch_neuronx  # noqa: F401
 from _timing import median_seconds
 from torch_neuronx import kernel_builder
-from torch_neuronx.trainium_estimate import TrainiumEstimate
+from torch_neuronx.estimation.step import TrainiumEstimate
 
 REPOS = _paths.ROOT / "examples" / "kernel-repos"
 ORG = "torch-neuronx"

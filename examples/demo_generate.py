@@ -94,7 +94,7 @@ def estimate_on_trainium(generate, trace_path: str, new_tokens: int) -> None:
     tokens/s its estimated-Trainium2 track gives (device time only: the host
     is assumed never to hold the device up)."""
     from torch.profiler import ProfilerActivity, profile
-    from torch_neuronx import trace_report
+    from torch_neuronx.observability import trace_report
 
     path = trace_path.replace("{rank}", str(dist.get_rank()))
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:

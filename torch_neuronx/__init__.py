@@ -19,9 +19,9 @@ def _autoload() -> None:
 
 import torch  # noqa: E402
 
-from . import _C  # noqa: F401  (loads the C++ core: allocator, guard, hooks, ops)
+from . import _C, settings  # noqa: F401  (_C: the C++ core: allocator, guard, hooks, ops)
 from ._compile.metrics import get_dynamo_metrics, reset_dynamo_metrics
-from ._op_tracking import (clear_op_tracking, get_executed_ops, get_fallback_ops, host_staging_stats,
+from .observability.op_tracking import (clear_op_tracking, get_executed_ops, get_fallback_ops, host_staging_stats,
                            reset_host_staging_stats, set_fallback_warnings)
 
 __all__ = [
@@ -46,6 +46,8 @@ __version__ = "0.1.0"
 
 
 def _register() -> None:
+    bad = settings.check_at_import()
+    _C._set_settings_error(" ".join(bad))  # a bad value fails the device's first use, not the import
     if getattr(torch, "neuron", None) is not None and torch._C._get_privateuse1_backend_name() == "neuron":
         return
     from . import neuron as device_module
@@ -55,9 +57,9 @@ def _register() -> None:
     __import__("sys").modules["torch.neuron.memory"] = device_module.memory  # `import torch.neuron.memory` works
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
     _C._register_host_kernels()  # CPU kernels over composite ones, once every library is loaded
-    from . import trace_estimate
+    from .estimation import ops as estimation_ops
 
-    _C._set_trace_estimator(trace_estimate.estimate_activities)  # the profiler's estimated-Trainium2 track
+    _C._set_trace_estimator(estimation_ops.estimate_activities)  # the profiler's estimated-Trainium2 track
     from . import _autograd_thread, _distributed, _exit, _multiprocessing
 
     _distributed.register()
@@ -70,16 +72,15 @@ _register()
 
 _LAZY = {"nki": ("torch_neuronx.nki", None), "nki_op": ("torch_neuronx.nki.torch_ops", "nki_op"),
          "wrap_nki": ("torch_neuronx.nki.torch_ops", "wrap_nki"),
-         "estimate": ("torch_neuronx.trainium_estimate", "TrainiumEstimate"),
-         "strict": ("torch_neuronx.strict_mode", "strict"),
-         "StrictModeError": ("torch_neuronx.strict_mode", "StrictModeError"),
-         "StrictModeWarning": ("torch_neuronx.strict_mode", "StrictModeWarning")}
+         "estimate": ("torch_neuronx.estimation.step", "TrainiumEstimate"),
+         "strict": ("torch_neuronx.observability.strict", "strict"),
+         "StrictModeError": ("torch_neuronx.observability.strict", "StrictModeError"),
+         "StrictModeWarning": ("torch_neuronx.observability.strict", "StrictModeWarning")}
 
-if __import__("os").environ.get("TORCH_NEURONX_STRICT"):  # the environment's mode takes effect at import
-    from .strict_mode import StrictModeError, StrictModeWarning, strict  # noqa: F401
-if __import__("os").environ.get("TORCH_NEURONX_TRACE") or \
-        __import__("os").environ.get("TORCH_NEURONX_STRICT", "off") not in ("off", "0", ""):
-    from . import step_trace as _step_trace  # a window of optimizer steps, traced or estimated
+if settings.value("TORCH_NEURONX_STRICT") not in (None, "off"):  # the environment's mode takes effect at import
+    from .observability.strict import StrictModeError, StrictModeWarning, strict  # noqa: F401
+if settings.value("TORCH_NEURONX_TRACE") or settings.value("TORCH_NEURONX_STRICT") not in (None, "off"):
+    from .observability import step_trace as _step_trace  # a window of optimizer steps, traced or estimated
 
     _step_trace.install()
 

@@ -1,5 +1,6 @@
 """``python -m torch_neuronx info``: a neuron-ls-style listing of the devices.
-``python -m torch_neuronx report [run.json]``: the summary of a strict-mode run record."""
+``python -m torch_neuronx report [run.json]``: the summary of a strict-mode run record.
+``python -m torch_neuronx settings [--markdown]``: every environment variable read."""
 
 import argparse
 import sys
@@ -19,9 +20,21 @@ def main(argv: list[str] | None = None) -> int:
     report.add_argument("--steps", type=int, help="steps in the trace (default: the run record's, else 1)")
     report.add_argument("--png", help="draw the trace's time per op family, measured and estimated, and the "
                                       "estimate per engine, into this PNG")
+    table = sub.add_parser("settings", help="every environment variable torch_neuronx reads, with what it accepts")
+    table.add_argument("--markdown", action="store_true", help="as docs/settings.md (generated from this table)")
     args = parser.parse_args(argv)
+    if args.command == "settings":
+        from . import settings
+
+        if args.markdown:
+            print(settings.markdown(), end="")
+        else:
+            for s in settings.TABLE:
+                print(f"{s.name}\n  default: {s.default or 'unset'}; accepts: {s.accepts()}; read by: {s.reader}\n"
+                      f"  {s.help}")
+        return 0
     if args.command == "report":
-        from ._strict_report import main as report_main
+        from .observability.strict_report import main as report_main
 
         return report_main(args.record, trace=args.trace, steps=args.steps, png=args.png)
     if args.command in (None, "info"):

@@ -13,14 +13,14 @@ runs on the thread that calls it, as a CPU tensor's does:
 TORCH_NEURONX_AUTOGRAD_THREAD=1 keeps PyTorch's device thread.
 """
 
-import os
-
 import torch
+
+from . import settings
 
 
 def install() -> None:
-    if os.environ.get("TORCH_NEURONX_AUTOGRAD_THREAD", "0") == "1":
+    if settings.flag("TORCH_NEURONX_AUTOGRAD_THREAD"):
         return
-    if os.environ.get("TORCH_NEURONX_DRIVER", "emu") != "emu":
+    if (settings.value("TORCH_NEURONX_DRIVER") or "emu") != "emu":
         return  # a driver whose device computes keeps PyTorch's device thread
     torch._C._set_multithreading_enabled(False)

@@ -12,7 +12,7 @@ import sys
 import torch
 import torch.distributed as dist
 
-from . import _C
+from . import _C, settings
 
 
 def host_identity() -> str:
@@ -20,7 +20,7 @@ def host_identity() -> str:
     name and the network namespace (a namespace stands for a host in tests,
     and ranks that cannot reach each other's loopback are not co-located), or
     TORCH_NEURONX_HOST_ID when set."""
-    override = os.environ.get("TORCH_NEURONX_HOST_ID")
+    override = settings.value("TORCH_NEURONX_HOST_ID")
     if override:
         return override
     try:
@@ -65,7 +65,7 @@ def _create_backend(common_opts, backend_opts):
     if local_rank is not None and count:
         torch.neuron.set_device(int(local_rank) % count)
     store, rank, size, timeout = common_opts.store, common_opts.group_rank, common_opts.group_size, common_opts.timeout
-    strict = sys.modules.get("torch_neuronx.strict_mode")  # loaded when strict mode was ever on
+    strict = sys.modules.get("torch_neuronx.observability.strict_events")  # loaded when strict mode was ever on
     if strict is not None:
         strict.check_process_group(size)  # more ranks on this host than the emulated instance has cores
     if size > 1:

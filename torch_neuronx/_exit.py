@@ -57,10 +57,10 @@ def _flush_autograd_device_threads() -> None:
 
 
 def _before_finalization() -> None:
-    step_trace = sys.modules.get("torch_neuronx.step_trace")
+    step_trace = sys.modules.get("torch_neuronx.observability.step_trace")
     if step_trace is not None:  # a trace the script ended inside of
         step_trace.stop()
-    strict = sys.modules.get("torch_neuronx.strict_mode")
+    strict = sys.modules.get("torch_neuronx.observability.strict")
     if strict is not None:  # strict mode's last memory check, report (warn) and run record
         strict.at_exit()
     _C._drain_process_groups(_DRAIN_LIMIT_S)

@@ -1,28 +1,8 @@
 """The text of ``python -m torch_neuronx info``."""
 
-import os
-
 import torch
 
-from . import _C
-
-# Every setting the runtime reads (documented in the README's table).
-KNOBS = (
-    "TORCH_NEURONX_DRIVER",
-    "NEURON_LOGICAL_NC_CONFIG",
-    "NEURON_RT_VISIBLE_CORES",
-    "NEURON_RT_NUM_CORES",
-    "NEURON_LAUNCH_BLOCKING",
-    "TORCH_NEURONX_EMU_HBM",
-    "TORCH_NEURONX_EMU_CHIPS",
-    "TORCH_NEURONX_EMU_QUEUE",
-    "TORCH_NEURONX_EMU_HOST_ADDRESSABLE",
-    "TORCH_NEURONX_FALLBACK_WARN",
-    "TORCH_NEURONX_STRICT",
-    "TORCH_NEURONX_REPORT",
-    "TORCH_NEURONX_TRACE",
-    "TORCH_NEURONX_TRACE_STEPS",
-)
+from . import _C, settings
 
 
 def _gib(n: int) -> str:
@@ -49,6 +29,6 @@ def info_text() -> str:
                       "copies; see torch_neuronx.host_staging_stats())"]
     lines += ["", "settings in effect (driver):"]
     lines += [f"  {line}" for line in config.splitlines()]
-    lines += ["", "environment:"]
-    lines += [f"  {k}={os.environ[k]}" if k in os.environ else f"  {k} (unset)" for k in KNOBS]
+    lines += ["", "environment (every variable torch_neuronx reads: docs/settings.md):"]
+    lines += [f"  {line}" for line in settings.in_effect()]
     return "\n".join(lines) + "\n"

@@ -10,7 +10,7 @@ import torch
 from transformers import CompileConfig
 
 import torch_neuronx
-from torch_neuronx.tiny_models import TINY_ARCHITECTURES, tiny_causal_lm
+from helpers.tiny_models import TINY_ARCHITECTURES, tiny_causal_lm
 
 
 @pytest.fixture(autouse=True)

@@ -63,10 +63,10 @@ def test_visible_cores_map_to_physical_cores():
     [
         ({"NEURON_LOGICAL_NC_CONFIG": "3"}, "NEURON_LOGICAL_NC_CONFIG='3'"),
         ({"NEURON_RT_VISIBLE_CORES": "0-9"}, "names core 4"),
-        ({"NEURON_RT_VISIBLE_CORES": "a,b"}, "is not a core list"),
+        ({"NEURON_RT_VISIBLE_CORES": "a,b"}, "NEURON_RT_VISIBLE_CORES='a,b' is not valid: it accepts core ids"),
         ({"TORCH_NEURONX_EMU_HBM": "lots"}, "TORCH_NEURONX_EMU_HBM='lots'"),
         ({"NEURON_RT_NUM_CORES": "9"}, "NEURON_RT_NUM_CORES=9"),
-        ({"TORCH_NEURONX_DRIVER": "nope"}, "unknown NeuronCore driver 'nope'"),
+        ({"TORCH_NEURONX_DRIVER": "nope"}, "TORCH_NEURONX_DRIVER='nope' is not valid: it accepts emu, null"),
     ],
 )
 def test_bad_settings_give_clear_errors(env, message):

@@ -277,7 +277,7 @@ def test_attention_implementations_on_neuron():
     # (torch/nn/attention/flex_attention.py `_validate_device`): a clear
     # ValueError on neuron, documented in docs/hf-compat.md.
     from torch.nn.attention.flex_attention import flex_attention
-    from torch_neuronx.tiny_models import tiny_causal_lm
+    from helpers.tiny_models import tiny_causal_lm
 
     ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
     for impl in ("sdpa", "eager"):

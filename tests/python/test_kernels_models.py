@@ -12,7 +12,7 @@ import torch
 
 import torch_neuronx
 from helpers import kernel_repos
-from torch_neuronx.tiny_models import tiny_causal_lm
+from helpers.tiny_models import tiny_causal_lm
 
 kernels = pytest.importorskip("kernels")
 from kernels import LocalLayerRepository, Mode, kernelize, use_kernel_mapping  # noqa: E402

@@ -56,6 +56,31 @@ def test_layers_include_only_below():
     assert not bad, bad
 
 
+def test_distributed_folders_include_only_below():
+    # csrc/distributed, bottom up: the collective table's types (collectives/
+    # headers), the transports (one host; across hosts, which uses one host's
+    # within each host), the c10d process group. The table's .cpp files bind
+    # its entries to the transports, so they may include the transports'
+    # headers; no header of the table includes a transport.
+    allowed = {
+        "collectives": {"collectives"},
+        "onehost": {"collectives", "onehost"},
+        "multihost": {"collectives", "onehost", "multihost"},
+        "c10d": {"collectives", "onehost", "multihost", "c10d"},
+    }
+    bad = []
+    for folder, ok in allowed.items():
+        for p in sources(f"csrc/distributed/{folder}", ".h", ".cpp"):
+            mine = ok | ({"onehost", "multihost"} if folder == "collectives" and p.suffix == ".cpp" else set())
+            for inc in includes(p):
+                parts = inc.split("/")
+                if parts[0] == "distributed" and parts[1] not in mine:
+                    bad.append(f"{p.relative_to(ROOT)} includes {inc}")
+    assert not bad, bad
+    loose = [p.name for p in (ROOT / "csrc/distributed").iterdir() if p.is_file()]
+    assert not loose, f"every file of csrc/distributed lives in one of {sorted(allowed)}: {loose}"
+
+
 def test_only_runtime_reads_host_addressability():
     # runtime/NeuronHostAccess decides whether host code may touch device
     # memory; everything else asks it (host_addressable, HostAccess).

@@ -178,11 +178,12 @@ def test_an_unchanged_script_traces_its_steps_and_the_report_draws_them(tmp_path
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_a_bad_trace_step_window_is_refused_at_import(tmp_path):
+def test_a_bad_trace_step_window_warns_at_import_and_fails_the_first_use(tmp_path):
     env = worker_env(TORCH_NEURONX_TRACE=str(tmp_path / "t.json"), TORCH_NEURONX_TRACE_STEPS="3")
-    run = subprocess.run([sys.executable, "-c", "import torch_neuronx"], env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert run.returncode != 0 and "TORCH_NEURONX_TRACE_STEPS='3'" in run.stderr
+    run = subprocess.run([sys.executable, "-c", "import torch_neuronx, torch; torch.ones(1, device='neuron')"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0 and "SettingWarning" in run.stderr
+    assert "RuntimeError: TORCH_NEURONX_TRACE_STEPS='3' is not valid" in run.stderr
 
 
 def test_strict_mode_alone_estimates_a_window_of_steps(tmp_path):

@@ -21,7 +21,8 @@ from torch_neuronx.__main__ import main as cli_main
 
 from helpers.processes import TESTS, worker_env
 
-strict_module = sys.modules["torch_neuronx.strict_mode"]
+findings_module = sys.modules["torch_neuronx.observability.strict_findings"]
+events_module = sys.modules["torch_neuronx.observability.strict_events"]
 SEEDED, CLEAN = TESTS / "helpers" / "strict_seeded.py", TESTS / "helpers" / "strict_clean.py"
 SEEDED_ENV = {"NEURON_LOGICAL_NC_CONFIG": "1", "TORCH_NEURONX_EMU_HBM": "16G", "TORCH_NEURONX_FALLBACK_WARN": "0"}
 
@@ -54,8 +55,8 @@ def test_record_dedups_counts_and_warns_once():
     with strict("warn"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(3):
-            strict_module.record("fallback", "aten::foo", "ran on the host")  # one line, three times
-        strict_module.record("fallback", "aten::foo", "ran on the host")  # another line
+            findings_module.record("fallback", "aten::foo", "ran on the host")  # one line, three times
+        findings_module.record("fallback", "aten::foo", "ran on the host")  # another line
     found = strict.findings()
     assert [f.count for f in found] == [3, 1]
     here = Path(__file__).resolve()
@@ -67,25 +68,25 @@ def test_record_dedups_counts_and_warns_once():
 def test_error_mode_raises_with_op_line_and_remedy():
     line = sys._getframe().f_lineno + 2
     with pytest.raises(StrictModeError) as info, strict("error"):
-        strict_module.record("float64", "aten::mul.Tensor", "computes in Double")
+        findings_module.record("float64", "aten::mul.Tensor", "computes in Double")
     assert isinstance(info.value, RuntimeError)
     text = str(info.value)
     assert "aten::mul.Tensor" in text and f"test_strict.py:{line}" in text and "float32 or bfloat16" in text
     assert strict.active_mode() == "off"
     with strict("error"), strict("off"):  # "off" pauses an outer mode
-        assert strict_module.record("float64", "aten::add", "x") is None
+        assert findings_module.record("float64", "aten::add", "x") is None
 
 
 def test_locate_keeps_the_library_line_and_the_users_line():
-    lib = strict_module._LIBS[-1] + "transformers/models/llama.py"
+    lib = findings_module._LIBS[-1] + "transformers/models/llama.py"
     frames = [(torch.__file__, 10), (lib, 42), ("/home/me/train.py", 7), ("/home/me/run.py", 3)]
-    assert strict_module.locate(frames=frames) == (f"{lib}:42", "/home/me/train.py:7")
-    assert strict_module.locate(frames=[("/home/me/train.py", 7)]) == ("/home/me/train.py:7", None)
+    assert findings_module.locate(frames=frames) == (f"{lib}:42", "/home/me/train.py:7")
+    assert findings_module.locate(frames=[("/home/me/train.py", 7)]) == ("/home/me/train.py:7", None)
 
 
 def test_memory_limit_is_one_logical_cores_hbm():
-    assert strict_module.instance_cores()[0] == torch.neuron.device_count() == 4  # one trn2 chip at LNC=2
-    from torch_neuronx._strict_report import core_hbm
+    assert events_module.instance_cores()[0] == torch.neuron.device_count() == 4  # one trn2 chip at LNC=2
+    from torch_neuronx.observability.strict_memory import core_hbm
 
     assert core_hbm(0) == (24 * 2**30, 2, "NeuronCore-v3")
 
@@ -93,11 +94,11 @@ def test_memory_limit_is_one_logical_cores_hbm():
 def test_process_group_over_the_instance(monkeypatch):
     with strict("warn"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        strict_module.check_process_group(4)
+        events_module.check_process_group(4)
         assert strict.findings() == []
-        strict_module.check_process_group(5)
+        events_module.check_process_group(5)
         monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")  # 2 ranks per host: fits
-        strict_module.check_process_group(64)
+        events_module.check_process_group(64)
     [f] = strict.findings()
     assert f.kind == "process_group" and "5 ranks" in f.detail and "has 4" in f.detail
 
@@ -152,6 +153,6 @@ def test_seeded_script_finds_every_kind_on_its_line_and_clean_script_none(tmp_pa
     p, out, err = outs["error"]
     first_kind, first_op, first_line = expected_marks(SEEDED)[0]
     assert p.returncode != 0 and "StrictModeError" in err, err
-    message = next(line for line in err.splitlines() if line.startswith("torch_neuronx.strict_mode.StrictModeError"))
+    message = next(line for line in err.splitlines() if line.startswith("torch_neuronx.observability.strict_findings.StrictModeError"))
     assert f"{SEEDED}:{first_line}" in message and first_kind in message and first_op in message, message
     assert "What to do:" in message and err.count("StrictModeError:") == 1, err

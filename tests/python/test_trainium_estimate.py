@@ -1,4 +1,4 @@
-"""torch_neuronx.trainium_estimate: ops run on neuron tensors are charged by
+"""torch_neuronx.estimation.step: ops run on neuron tensors are charged by
 the per-op roofline of torch_neuronx.trainium, NKI kernels by their
 instruction-level estimate, views nothing, CPU ops nothing."""
 
@@ -9,7 +9,7 @@ import nki
 import nki.language as nl
 from torch_neuronx import trainium
 from torch_neuronx.nki import last_estimate
-from torch_neuronx.trainium_estimate import TrainiumEstimate
+from torch_neuronx.estimation.step import TrainiumEstimate
 
 
 @nki.jit
@@ -74,8 +74,8 @@ _COLLECTIVES_WORKER = '''
 import pytest, torch, torch.distributed as dist
 from helpers.rank import RANK, WORLD, init
 from torch_neuronx import trainium
-from torch_neuronx.trainium_collectives import collective_s
-from torch_neuronx.trainium_estimate import TrainiumEstimate
+from torch_neuronx.estimation.collectives import collective_s
+from torch_neuronx.estimation.step import TrainiumEstimate
 
 init()
 torch.neuron.set_device(RANK % torch.neuron.device_count())
@@ -111,7 +111,7 @@ def test_c10d_collectives_are_charged_by_the_collective_model(tmp_path):
 
 
 def test_the_collective_model_follows_sizes_and_levels():
-    from torch_neuronx.trainium_collectives import KINDS, collective_s
+    from torch_neuronx.estimation.collectives import KINDS, collective_s
     core = trainium.TRN2
     with pytest.raises(ValueError, match="'allreduce'.*all_reduce"):
         collective_s(core, "allreduce", 1, 2)

@@ -38,7 +38,7 @@ def _strict_check(gm, example_inputs):
     """Strict mode's findings for this graph; the error to raise in error mode."""
     import sys
 
-    strict = sys.modules.get("torch_neuronx.strict_mode")  # never loaded: strict mode was never on
+    strict = sys.modules.get("torch_neuronx.observability.strict_events")  # never loaded: strict mode was never on
     return None if strict is None else strict.check_compiled_graph(gm, example_inputs)
 
 

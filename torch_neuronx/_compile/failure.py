@@ -5,10 +5,10 @@ the reason in the error, or, when the user opted in, run that graph eagerly
 Opt in with `TORCH_NEURONX_COMPILE_FALLBACK=1` or
 `torch.compile(..., backend="neuron", options={"eager_fallback": True})`."""
 
-import os
 import re
 import warnings
 
+from .. import settings
 from .metrics import count_fallback
 
 FALLBACK_OPTION = "eager_fallback"
@@ -29,7 +29,7 @@ class NeuronCompileError(RuntimeError):
 def fallback_enabled(option) -> bool:
     if option is not None:
         return bool(option)
-    return os.environ.get(FALLBACK_ENV, "0").lower() in ("1", "true", "yes", "on")
+    return settings.flag(FALLBACK_ENV)
 
 
 def describe(exc: BaseException) -> tuple[str, str]:

@@ -31,7 +31,8 @@ def _estimate(gm, args) -> tuple[float, str]:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils.flop_counter import FlopCounterMode
 
-    from .. import trace_estimate, trainium
+    from .. import trainium
+    from ..estimation import ops as trace_estimate
 
     core = trainium.CORES[trace_estimate.TARGET]
     tensors = [a for a in args if isinstance(a, torch.Tensor)]

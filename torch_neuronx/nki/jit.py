@@ -19,7 +19,8 @@ import threading
 
 import torch
 
-from .. import _C, _op_tracking
+from .. import _C
+from ..observability import op_tracking as _op_tracking
 from . import cost, limits
 from .errors import NKIError
 from .plan import Plan

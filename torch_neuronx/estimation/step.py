@@ -4,7 +4,7 @@ and every other op by the per-op roofline of torch_neuronx.trainium (the op
 alone: operands streamed through HBM, FLOPs at the Tensor engine's peak,
 elementwise work on its engine, plus one DMA in and out). c10d collectives
 (torch.distributed on neuron tensors) are charged by the collective model of
-torch_neuronx.trainium_collectives for their process group's size, as
+torch_neuronx.estimation.collectives for their process group's size, as
 "c10d::<op>" and engine "collective". Ops that only view memory cost nothing.
 All of it reads the one table of Trainium numbers.
 
@@ -32,9 +32,10 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from . import trace_estimate, trainium
-from .trainium_collectives import C10D_KINDS, collective_s
-from .nki.jit import run_observers as _kernel_run_observers
+from .. import trainium
+from ..nki.jit import run_observers as _kernel_run_observers
+from . import ops as trace_estimate
+from .collectives import C10D_KINDS, collective_s
 
 # Transcendentals run on the Scalar engine's lookup tables; other elementwise
 # work on the Vector engine.

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 
-from . import trainium
+from .. import trainium
+from . import collectives as tc
 
 TARGET = "trn2"  # the track's name says Trainium2
 
@@ -78,7 +79,6 @@ def shape_flops(name: str, ins: list, outs: list) -> float:
 def _collective_s(core, a) -> float:
     """A collective the process group ran (named by its collective table:
     "allreduce", "allgather", ...), by the collective model."""
-    from . import trainium_collectives as tc
 
     name = a["name"].split("::")[-1]
     kind = tc.C10D_KINDS.get(name + "_") or tc.C10D_KINDS.get(name) or (name if name in tc.KINDS else "all_reduce")

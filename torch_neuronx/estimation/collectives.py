@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 
-from . import trainium
+from .. import trainium
 
 # kind -> phases, each (bus factor of n, reduces, direct): a direct phase has
 # one step per level whatever the size.

@@ -3,7 +3,7 @@ what was staged through host copies on a device the host cannot address."""
 
 from collections import Counter
 
-from . import _C
+from .. import _C
 
 _kernel_runs: Counter = Counter()  # NKI kernels run on neuron tensors, as "nki::<kernel>"
 

@@ -25,7 +25,7 @@ import time
 
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
-from . import _C
+from .. import _C, settings
 
 ENV, STEPS_ENV = "TORCH_NEURONX_TRACE", "TORCH_NEURONX_TRACE_STEPS"
 
@@ -33,22 +33,12 @@ ENV, STEPS_ENV = "TORCH_NEURONX_TRACE", "TORCH_NEURONX_TRACE_STEPS"
 _state: dict = {"steps": 0, "recorder": None, "started": None, "summary": None, "hook": None}
 
 
-def _parse_steps(text: str) -> tuple[int, int]:
-    try:
-        skip, count = (int(v) for v in text.split(":"))
-        if skip < 0 or count < 1:
-            raise ValueError
-        return skip, count
-    except ValueError:
-        raise ValueError(f"{STEPS_ENV}={text!r}: expected skip:count with skip >= 0 and count >= 1, e.g. 2:3") from None
-
-
 def _window() -> tuple[int, int]:
-    return _parse_steps(os.environ.get(STEPS_ENV, "2:3"))
+    return settings.value(STEPS_ENV) or (2, 3)
 
 
 def trace_path() -> str | None:
-    path = os.environ.get(ENV)
+    path = settings.value(ENV)
     return path.replace("{rank}", os.environ.get("RANK", "0")) if path else None
 
 
@@ -100,7 +90,7 @@ def stop() -> dict | None:
     wall = time.perf_counter() - _state["started"]
     steps = max(_state["steps"] - _window()[0], 1)
     if isinstance(recorder, _C._TraceBuffer):
-        from . import trace_estimate
+        from ..estimation import ops as trace_estimate
 
         activities = [a for a in _C._trace_take(recorder) if a["depth"] == 0]
         known = [a["estimated_us"] for a in activities if a["estimated_us"] >= 0]

@@ -1,75 +1,17 @@
-"""Strict mode's memory check and its run record: peak memory per NeuronCore
-against one logical core's HBM on Trainium, the JSON record of a run
-(TORCH_NEURONX_REPORT) and the text of `python -m torch_neuronx report`."""
+"""Strict mode's run record (the JSON that TORCH_NEURONX_REPORT names) and
+the text of `python -m torch_neuronx report`."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
 from collections import defaultdict
 
-import torch
+from .. import settings
+from . import strict_findings as _s
+from .strict_memory import peak_memory
 
-_s = importlib.import_module("torch_neuronx.strict_mode")
-
-_peaks: dict[int, int] = {}
-_reported: set[int] = set()
-
-
-def core_hbm(device: int) -> tuple[int, int, str]:
-    """(bytes, LNC, generation) of one logical NeuronCore's HBM on Trainium for
-    neuron device `device` at the LNC in force (trn2: 24 GiB at LNC=2, 12 at 1)."""
-    from . import trainium
-
-    props = torch.neuron.get_device_properties(device)
-    core = next((c for c in trainium.CORES.values() if props.name.startswith(c.generation)), trainium.TRN2)
-    lnc = max(1, props.logical_nc_config)
-    return core.hbm_bytes_per_chip // max(1, core.cores_per_chip // lnc), lnc, core.generation
-
-
-def _read_peaks() -> None:
-    neuron = torch.neuron
-    if neuron.is_initialized() and not neuron._is_in_bad_fork():
-        for d in range(neuron.device_count()):
-            _peaks[d] = max(_peaks.get(d, 0), neuron.max_memory_allocated(d))
-
-
-def check_memory(where=None, may_raise: bool = True) -> None:
-    """A memory finding for each device whose peak allocation so far (PyTorch's
-    max_memory_allocated) is over one logical core's HBM, once per device."""
-    if _s.current_mode() == "off":
-        return
-    _read_peaks()
-    for d, peak in sorted(_peaks.items()):
-        limit, lnc, generation = core_hbm(d)
-        if peak > limit and d not in _reported:
-            _reported.add(d)
-            _s.record("memory", f"neuron:{d}", f"peak allocation {peak / 2**30:.2f} GiB is over the "
-                      f"{limit / 2**30:.0f} GiB HBM of one {generation} logical core at LNC={lnc}",
-                      where=where or _s.locate(), may_raise=may_raise)
-
-
-def reset_memory() -> None:
-    _peaks.clear()
-    _reported.clear()
-
-
-def peak_memory() -> list[dict]:
-    """Per neuron device used: the peak allocation (bytes) and one core's HBM at its LNC."""
-    _read_peaks()
-    out = []
-    for d, peak in sorted(_peaks.items()):
-        if peak == 0:
-            continue
-        limit, lnc, generation = core_hbm(d)
-        out.append({"device": f"neuron:{d}", "peak_bytes": peak, "core_hbm_bytes": limit, "lnc": lnc,
-                    "generation": generation})
-    return out
-
-
-# -- the run record and its report -------------------------------------------------
 def run_record() -> dict:
     return {"version": 1, "argv": list(sys.argv), "mode": _s.current_mode(), "env_mode": _s._state["env"],
             "optimizer_steps": _s._state["steps"], "findings": [f.as_dict() for f in _s.findings()],
@@ -78,7 +20,7 @@ def run_record() -> dict:
 
 def _trace_summary() -> dict | None:
     """The summary of the steps TORCH_NEURONX_TRACE traced in this run, if any."""
-    step_trace = sys.modules.get("torch_neuronx.step_trace")
+    step_trace = sys.modules.get("torch_neuronx.observability.step_trace")
     return None if step_trace is None else step_trace.summary()
 
 
@@ -144,7 +86,7 @@ def main(path: str | None, trace: str | None = None, steps: int | None = None, p
     (default record: $TORCH_NEURONX_REPORT)."""
     from . import trace_report
 
-    path = path or os.environ.get(_s.REPORT_ENV)
+    path = path or settings.value(_s.REPORT_ENV)
     if not path and not trace:
         print("python -m torch_neuronx report: give the run record (written by a run with "
               f"{_s.ENV}=warn and {_s.REPORT_ENV}=run.json) or --trace", file=sys.stderr)

@@ -221,7 +221,3 @@ def main(argv: list[str]) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

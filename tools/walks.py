@@ -1,0 +1,147 @@
+"""The two walks of docs/architecture.md, counted: which of the project's C++
+files run for a tensor's bytes (`torch.empty` on neuron, then a host write) and
+for an `all_reduce` (world 2).
+
+Each walk runs under valgrind's callgrind twice in fresh processes, once
+without the measured call and once with it repeated N times; a file is on the
+walk when its instruction count grows by at least N (it ran once or more per
+call). Files are attributed by the line tables of the build (`-g1`), so
+inlined headers count where their code runs. Prints each walk's files, and
+writes build/bench/walks.json for `make figures`.
+
+Run: .venv/bin/python tools/walks.py   (about two minutes; needs valgrind)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+REPEATS = 50
+
+BYTES = r"""
+import sys, torch, torch_neuronx
+n = int(sys.argv[1])
+torch.empty(8, device="neuron").fill_(1.0)  # the runtime started, the allocator warm
+for _ in range(n):
+    t = torch.empty(1 << 20, device="neuron")  # a fresh block each time: cached blocks are freed below
+    t.fill_(2.0)
+    del t
+    torch.neuron.empty_cache()
+"""
+
+ALL_REDUCE = r"""
+import os, sys, datetime, torch, torch.distributed as dist, torch_neuronx
+n = int(sys.argv[1])
+dist.init_process_group("neuron", timeout=datetime.timedelta(seconds=300))
+x = torch.ones(2048, device="neuron")
+dist.all_reduce(x)  # the group's segment and worker started
+for _ in range(n):
+    dist.all_reduce(x)
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+def callgrind(script: str, n: int, out: Path, env: dict) -> None:
+    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-line=yes",
+           sys.executable, "-c", script, str(n)]
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800)
+
+
+def per_file(path: Path) -> dict[str, int]:
+    """Self instructions per source file of the project in a callgrind output
+    (inlined code counted in the file it comes from)."""
+    counts: dict[str, int] = {}
+    names: dict[str, str] = {}  # callgrind's compressed file names, shared by fl/fi/fe/cfi/cfl
+    fl = current = None
+    skip = False  # the cost line after calls= is the callee's inclusive cost
+    for line in path.read_text(errors="replace").splitlines():
+        m = re.match(r"(fl|fi|fe|cfi|cfl)=\((\d+)\)(?: (.*))?$", line)
+        if m:
+            if m.group(3):
+                names[m.group(2)] = m.group(3)
+            if m.group(1) == "fl":
+                fl = current = names.get(m.group(2))
+            elif m.group(1) in ("fi", "fe"):
+                current = names.get(m.group(2))
+            continue
+        if line.startswith("fn="):
+            current = fl
+        elif line.startswith("calls="):
+            skip = True
+        elif line[:1] in "0123456789+-*" and line:
+            if skip:
+                skip = False
+                continue
+            parts = line.split()
+            rel = _project_file(current) if current else None
+            if rel and len(parts) >= 2:
+                counts[rel] = counts.get(rel, 0) + int(parts[1])
+    return counts
+
+
+def _project_file(name: str) -> str | None:
+    path = os.path.normpath(name)
+    for top in ("csrc", "hal"):
+        marker = f"{os.sep}{top}{os.sep}"
+        if marker in path and str(ROOT) in path:
+            return path[path.index(marker) + 1:]
+    return None
+
+
+def walk(name: str, script: str, ranks: int) -> list[str]:
+    env = dict(os.environ, OMP_NUM_THREADS="1", TORCH_NEURONX_FALLBACK_WARN="0")
+    with tempfile.TemporaryDirectory() as tmp:
+        totals = {}
+        for n in (0, REPEATS):
+            if ranks == 1:
+                out = Path(tmp) / f"{name}.{n}.out"
+                callgrind(script, n, out, env)
+                totals[n] = per_file(out)
+            else:
+                totals[n] = _ranks(script, n, ranks, Path(tmp), env)
+    grown = {f: totals[REPEATS].get(f, 0) - totals[0].get(f, 0) for f in totals[REPEATS]}
+    return sorted(f for f, d in grown.items() if d >= REPEATS)
+
+
+def _ranks(script: str, n: int, world: int, tmp: Path, env: dict) -> dict[str, int]:
+    """Rank 0's counts of a world-size run (both ranks under callgrind)."""
+    procs, outs = [], []
+    for rank in range(world):
+        out = tmp / f"rank{rank}.{n}.out"
+        outs.append(out)
+        e = dict(env, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
+                 MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29400 + n % 97))
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-line=yes",
+               sys.executable, "-c", script, str(n)]
+        procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    for p in procs:
+        if p.wait(timeout=1800) != 0:
+            raise RuntimeError(f"a rank of the all_reduce walk failed ({p.args})")
+    return per_file(outs[0])
+
+
+def main() -> None:
+    from _figures import Table, report
+
+    walks = {"a tensor's bytes (torch.empty + fill_)": walk("bytes", BYTES, 1),
+             "an all_reduce (world 2)": walk("all_reduce", ALL_REDUCE, 2)}
+    tables = []
+    for title, files in walks.items():
+        t = Table(f"{title}: {len(files)} files", ["file"])
+        for f in files:
+            t.add(f)
+        tables.append(t)
+    report("walks", tables)
+
+
+if __name__ == "__main__":
+    main()
