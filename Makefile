@@ -21,7 +21,7 @@ PY_FOLDERS := $(shell find torch_neuronx -type d -not -name __pycache__)
 
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all build test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench sweep scale sanitize fuzz soak kernel-repos system-deps clean
+.PHONY: all build format format-check test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench sweep scale sanitize fuzz soak kernel-repos system-deps clean
 
 all: build
 
@@ -49,7 +49,19 @@ test-cpp: build
 test-python: build
 	$(PY) -m pytest -q -p no:cacheprovider tests/python
 
-test: test-cpp test-python test-cpp-asan
+# Style (pyproject.toml's [tool.ruff], .clang-format): format-check runs first
+# in `make test` (seconds); `make format` applies both formatters.
+CXX_FORMATTED = $(shell find csrc hal tests/cpp -name '*.cpp' -o -name '*.h')
+format: $(DEPS_STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/clang-format -i $(CXX_FORMATTED)
+
+format-check: $(DEPS_STAMP)
+	@$(VENV)/bin/ruff format --check . && $(VENV)/bin/ruff check .
+	@$(VENV)/bin/clang-format --dry-run --Werror $(CXX_FORMATTED) && echo "C++ formatted (clang-format)"
+
+test: format-check test-cpp test-python test-cpp-asan
 
 demo: build
 	$(PY) examples/demo.py

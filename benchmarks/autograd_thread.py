@@ -46,8 +46,14 @@ SETTINGS = [("calling thread", {}), ("device thread", {"TORCH_NEURONX_AUTOGRAD_T
 
 def run(extra: dict, width: int, batch: int) -> tuple[float, float]:
     env = dict(os.environ, OMP_NUM_THREADS="2", **extra)
-    out = subprocess.run([sys.executable, "-c", WORKER, str(width), str(batch)], env=env,
-                         capture_output=True, text=True, timeout=600, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER, str(width), str(batch)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    ).stdout
     cpu, neuron = map(float, out.split()[-2:])
     return cpu, neuron
 

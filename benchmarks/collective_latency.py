@@ -41,8 +41,10 @@ rows = [
     ("dist.all_reduce, 8 B", lambda: us(lambda: dist.all_reduce(x))),
     ("dist.all_reduce, 8 B, a group of this rank alone", lambda: us(lambda: dist.all_reduce(x, group=alone))),
     ("dist.all_reduce(async_op=True).wait()", lambda: us(lambda: dist.all_reduce(x, async_op=True).wait())),
-    ("_c10d_functional all_reduce_ + wait_tensor", lambda: us(lambda: ops.wait_tensor(ops.all_reduce_(x, "sum", name)))),
-    ("functional_collectives.all_reduce(...).wait()", lambda: us(lambda: fc.all_reduce(x, "sum", dist.group.WORLD).wait())),
+    ("_c10d_functional all_reduce_ + wait_tensor",
+     lambda: us(lambda: ops.wait_tensor(ops.all_reduce_(x, "sum", name)))),
+    ("functional_collectives.all_reduce(...).wait()",
+     lambda: us(lambda: fc.all_reduce(x, "sum", dist.group.WORLD).wait())),
 ]
 results = [(label, fn()) for label, fn in rows]
 if rank == 0:

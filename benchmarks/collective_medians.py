@@ -28,14 +28,21 @@ def rank_main(store: str) -> None:
     import torch_neuronx
 
     rank = int(os.environ["RANK"])
-    dist.init_process_group("neuron", store=dist.FileStore(store, WORLD), rank=rank, world_size=WORLD,
-                            timeout=datetime.timedelta(seconds=60))
+    dist.init_process_group(
+        "neuron",
+        store=dist.FileStore(store, WORLD),
+        rank=rank,
+        world_size=WORLD,
+        timeout=datetime.timedelta(seconds=60),
+    )
     medians = {}
     for nbytes in SIZES:
         n = max(1, nbytes // 4)
         t, out = torch.ones(n, device="neuron"), torch.empty(n * WORLD, device="neuron")
-        calls = {"allreduce": lambda: dist.all_reduce(t),
-                 "all_gather_into_tensor": lambda: dist.all_gather_into_tensor(out, t)}
+        calls = {
+            "allreduce": lambda: dist.all_reduce(t),
+            "all_gather_into_tensor": lambda: dist.all_gather_into_tensor(out, t),
+        }
         for name, call in calls.items():
             for _ in range(20):
                 call()
@@ -56,10 +63,13 @@ def main() -> None:
     flags = ["-S"] if sys.flags.no_site else []
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "store")
-        procs = [subprocess.Popen([sys.executable, *flags, __file__, "--rank", store],
-                                  env=dict(os.environ, RANK=str(r), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r),
-                                           OMP_NUM_THREADS="1"))
-                 for r in range(WORLD)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, *flags, __file__, "--rank", store],
+                env=dict(os.environ, RANK=str(r), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r), OMP_NUM_THREADS="1"),
+            )
+            for r in range(WORLD)
+        ]
         codes = [p.wait(timeout=600) for p in procs]
     sys.exit(max(codes))
 

@@ -8,9 +8,9 @@ call; bus bandwidth follows nccl-tests (allreduce: bytes x 2(n-1)/n / t;
 all-gather and reduce-scatter: bytes of the whole tensor x (n-1)/n / t).
 neuron runs twice: reading the peers' buffers in place (its default for calls
 over 64 KiB per rank) and through its shared-memory slots
-(TORCH_NEURONX_DIRECT_COLLECTIVES=0), interleaved. Beside them, the floor (one meeting of the ranks, a barrier's exchange of
-cache lines, through the backend's own call path without c10d's Python
-layer) and each rank's memcpy of the same bytes (a CPU tensor copy_).
+(TORCH_NEURONX_DIRECT_COLLECTIVES=0), interleaved. Beside them, the floor
+(one meeting of the ranks, a barrier's exchange of cache lines, through the
+backend's own call path without c10d's Python layer) and each rank's memcpy of the same bytes (a CPU tensor copy_).
 
 Run: .venv/bin/python benchmarks/collectives.py [--worlds 2 4] [--max-mib 64]
 """
@@ -114,19 +114,25 @@ def main() -> None:
         rows = run_world(world, sizes)
         table = {(r["op"], r["bytes"], r["backend"]): r["seconds"] for r in rows}
         floor = table["floor", 0, "neuron"]
-        print(f"\nworld {world}: floor {floor * 1e6:.1f} us (one meeting of the ranks through the backend's call "
-              "path, _C._process_group_meet); memcpy GB/s is one rank's copy of the same bytes, beside its peers")
+        print(
+            f"\nworld {world}: floor {floor * 1e6:.1f} us (one meeting of the ranks through the backend's call "
+            "path, _C._process_group_meet); memcpy GB/s is one rank's copy of the same bytes, beside its peers"
+        )
         for op in ("allreduce", "all_gather_into_tensor", "all_gather_into_tensor, in place", "reduce_scatter_tensor"):
             print(f"\n{op}, world {world} (bytes per rank; latency us; bus bandwidth GB/s)")
-            print("| size | gloo us | neuron us | slots us | neuron/floor | latency gloo/neuron | gloo GB/s | "
-                  "neuron GB/s | busbw neuron/gloo | memcpy GB/s | busbw neuron/memcpy | busbw slots/memcpy |")
+            print(
+                "| size | gloo us | neuron us | slots us | neuron/floor | latency gloo/neuron | gloo GB/s | "
+                "neuron GB/s | busbw neuron/gloo | memcpy GB/s | busbw neuron/memcpy | busbw slots/memcpy |"
+            )
             print("|---|---|---|---|---|---|---|---|---|---|---|---|")
             for nbytes in sorted({r["bytes"] for r in rows if r["op"] == op}):
                 g, n, sl = (table[op, nbytes, b] for b in ("gloo", "neuron", "neuron-slots"))
                 gb, nb, sb = (bus_bandwidth(op, nbytes, world, t) / 1e9 for t in (g, n, sl))
                 mb = nbytes / table["memcpy", nbytes, "cpu"] / 1e9
-                print(f"| {fmt_bytes(nbytes)} | {g * 1e6:.1f} | {n * 1e6:.1f} | {sl * 1e6:.1f} | {n / floor:.1f} | "
-                      f"{g / n:.2f} | {gb:.3f} | {nb:.3f} | {nb / gb:.2f} | {mb:.2f} | {nb / mb:.2f} | {sb / mb:.2f} |")
+                print(
+                    f"| {fmt_bytes(nbytes)} | {g * 1e6:.1f} | {n * 1e6:.1f} | {sl * 1e6:.1f} | {n / floor:.1f} | "
+                    f"{g / n:.2f} | {gb:.3f} | {nb:.3f} | {nb / gb:.2f} | {mb:.2f} | {nb / mb:.2f} | {sb / mb:.2f} |"
+                )
 
 
 if __name__ == "__main__":

@@ -25,13 +25,13 @@ import time
 
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="neuron_bench_inductor_"))
 
-import torch
-from transformers import CompileConfig
-
 import _paths  # noqa: F401  (tests/python on sys.path, for helpers.tiny_models)
-import torch_neuronx
+import torch
 from _timing import median_seconds
 from helpers.tiny_models import tiny_causal_lm
+from transformers import CompileConfig
+
+import torch_neuronx
 
 SIZE = dict(hidden_size=256, layers=4, vocab_size=2048, max_position_embeddings=512)
 # Decode at batch 1 reads every weight once per token; at hidden 256 that is
@@ -76,10 +76,15 @@ def decode_rates(size: dict) -> dict:
     for device, compiled in CASES:
         model = tiny_causal_lm("llama", device=device, **size)
         ids = torch.randint(1, size["vocab_size"], (1, PROMPT), generator=torch.Generator().manual_seed(0)).to(device)
-        kwargs = dict(do_sample=False, cache_implementation="static",
-                      **({"compile_config": compile_config(device)} if compiled else {"disable_compile": True}))
-        fns = [lambda n=n, m=model, i=ids, k=kwargs: m.generate(i, max_new_tokens=n, min_new_tokens=n, **k)
-               for n in (NEW_TOKENS, 1)]
+        kwargs = dict(
+            do_sample=False,
+            cache_implementation="static",
+            **({"compile_config": compile_config(device)} if compiled else {"disable_compile": True}),
+        )
+        fns = [
+            lambda n=n, m=model, i=ids, k=kwargs: m.generate(i, max_new_tokens=n, min_new_tokens=n, **k)
+            for n in (NEW_TOKENS, 1)
+        ]
         for fn in fns:
             fn()  # compiles (compiled cases) and warms up
         calls[(device, compiled)] = fns
@@ -93,8 +98,7 @@ def train_rates(size: dict) -> dict:
     for device, compiled in CASES:
         model = tiny_causal_lm("llama", device=device, **size).train()
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-        step_model = torch.compile(model, backend="neuron" if device == "neuron" else "inductor") if compiled \
-            else model
+        step_model = torch.compile(model, backend="neuron" if device == "neuron" else "inductor") if compiled else model
         ids = torch.randint(1, size["vocab_size"], (4, 64), generator=torch.Generator().manual_seed(0)).to(device)
 
         def step(m=step_model, o=opt, i=ids, d=device):
@@ -113,7 +117,9 @@ def train_rates(size: dict) -> dict:
 def compile_times() -> tuple[float, float]:
     model = tiny_causal_lm("llama", **SIZE)
     ids = torch.randint(1, SIZE["vocab_size"], (1, PROMPT), generator=torch.Generator().manual_seed(0)).to("neuron")
-    kwargs = dict(max_new_tokens=2, do_sample=False, cache_implementation="static", compile_config=compile_config("neuron"))
+    kwargs = dict(
+        max_new_tokens=2, do_sample=False, cache_implementation="static", compile_config=compile_config("neuron")
+    )
     times = []
     for _ in range(2):
         torch._dynamo.reset()
@@ -122,19 +128,26 @@ def compile_times() -> tuple[float, float]:
         start = time.perf_counter()
         model.generate(ids, **kwargs)
         times.append(time.perf_counter() - start)
-    eager = median_seconds(lambda: model.generate(ids, disable_compile=True, **{k: v for k, v in kwargs.items()
-                                                                                 if k != "compile_config"}),
-                           repeats=3, warmup=1)
+    eager = median_seconds(
+        lambda: model.generate(ids, disable_compile=True, **{k: v for k, v in kwargs.items() if k != "compile_config"}),
+        repeats=3,
+        warmup=1,
+    )
     return times[0] - eager, times[1] - eager
 
 
 def main() -> None:
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", torch.get_num_threads())))
-    print(f"tiny Llama {SIZE} (decode also at hidden 128), threads {torch.get_num_threads()}, Inductor cache {os.environ['TORCHINDUCTOR_CACHE_DIR']}")
+    print(
+        f"tiny Llama {SIZE} (decode also at hidden 128), threads {torch.get_num_threads()}, "
+        f"Inductor cache {os.environ['TORCHINDUCTOR_CACHE_DIR']}"
+    )
     cold, warm = compile_times()
     print(f"neuron decode graph compile: cold {cold:.1f} s, warm (FX graph cache) {warm:.1f} s")
-    cases = [(f"decode, static cache, batch 1, hidden {size['hidden_size']}", decode_rates, size, "tokens/s")
-             for size in DECODE_SIZES]
+    cases = [
+        (f"decode, static cache, batch 1, hidden {size['hidden_size']}", decode_rates, size, "tokens/s")
+        for size in DECODE_SIZES
+    ]
     cases.append((f"training step, batch 4 x 64, AdamW, hidden {SIZE['hidden_size']}", train_rates, SIZE, "steps/s"))
     for title, measure, size, unit in cases:
         rates = measure(size)
@@ -143,13 +156,19 @@ def main() -> None:
         for dev in ("neuron", "cpu"):
             c, e = rates[(dev, True)], rates[(dev, False)]
             print(f"  {dev:16}{c:12.1f}{e:12.1f}{c / e:15.2f}x")
-        print(f"  neuron compiled / CPU Inductor: {rates[('neuron', True)] / rates[('cpu', True)]:.2f}x "
-              f"(target >= 1.0, parity >= 0.95)")
-        print(f"  neuron compiled / neuron eager: {rates[('neuron', True)] / rates[('neuron', False)]:.2f}x"
-              + (" (target >= 1.5)" if unit == "tokens/s" else ""))
+        print(
+            f"  neuron compiled / CPU Inductor: {rates[('neuron', True)] / rates[('cpu', True)]:.2f}x "
+            f"(target >= 1.0, parity >= 0.95)"
+        )
+        print(
+            f"  neuron compiled / neuron eager: {rates[('neuron', True)] / rates[('neuron', False)]:.2f}x"
+            + (" (target >= 1.5)" if unit == "tokens/s" else "")
+        )
     m = torch_neuronx.get_dynamo_metrics()
-    print(f"\nmetrics: graphs {m['graphs_compiled']}, recompilations {m['recompilations']}, "
-          f"eager fallbacks {m['eager_fallbacks']}")
+    print(
+        f"\nmetrics: graphs {m['graphs_compiled']}, recompilations {m['recompilations']}, "
+        f"eager fallbacks {m['eager_fallbacks']}"
+    )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,9 @@ print(json.dumps([bench.decode_rates(size)[(device, True)] for size in bench.DEC
 
 def one(device: str, cache: str) -> list[float]:
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "2"))
-    out = subprocess.run([sys.executable, "-c", WORKER, device], cwd=HERE, env=env, capture_output=True, text=True,
-                         timeout=1200)
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER, device], cwd=HERE, env=env, capture_output=True, text=True, timeout=1200
+    )
     if out.returncode != 0:
         raise SystemExit(f"{device} decode failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -42,16 +43,22 @@ def main() -> None:
     runs = {"neuron": [], "cpu": []}
     with tempfile.TemporaryDirectory() as cache:
         for r in range(ROUNDS):
-            for device in (("neuron", "cpu") if r % 2 == 0 else ("cpu", "neuron")):
+            for device in ("neuron", "cpu") if r % 2 == 0 else ("cpu", "neuron"):
                 runs[device].append(one(device, cache))
-    print("| decode, batch 1, static cache | neuron compiled tokens/s (runs) | CPU Inductor tokens/s (runs) | median ratio |")
+    print(
+        "| decode, batch 1, static cache | neuron compiled tokens/s (runs) | CPU Inductor tokens/s (runs) "
+        "| median ratio |"
+    )
     print("|---|---|---|---|")
     from compile import DECODE_SIZES
+
     for i, size in enumerate(DECODE_SIZES):
         n, c = ([run[i] for run in runs[d]] for d in ("neuron", "cpu"))
-        print(f"| hidden {size['hidden_size']} | {statistics.median(n):.0f} ({', '.join(f'{x:.0f}' for x in n)}) | "
-              f"{statistics.median(c):.0f} ({', '.join(f'{x:.0f}' for x in c)}) | "
-              f"{statistics.median(n) / statistics.median(c):.2f}x |")
+        print(
+            f"| hidden {size['hidden_size']} | {statistics.median(n):.0f} ({', '.join(f'{x:.0f}' for x in n)}) | "
+            f"{statistics.median(c):.0f} ({', '.join(f'{x:.0f}' for x in c)}) | "
+            f"{statistics.median(n) / statistics.median(c):.2f}x |"
+        )
 
 
 if __name__ == "__main__":

@@ -15,10 +15,10 @@ import time
 
 import torch
 import torch.nn.functional as F
+from _timing import median_seconds
 
 import torch_neuronx
 from torch_neuronx import _C
-from _timing import median_seconds
 
 
 def cases():
@@ -52,8 +52,10 @@ def report(title: str, rows, inner: int, repeats: int, per_op: bool) -> None:
     of time per op (per_op) or of throughput."""
     unit, scale = ("us", 1e6) if per_op else ("ms", 1e3)
     ratio_name = "ratio" if per_op else "thrpt ratio"
-    print(f"{title:<22} | {'cpu ' + unit:>8} | {'neuron ' + unit:>9} | {ratio_name:>11} | "
-          f"{'copying ' + unit:>10} | {'ratio':>6}")
+    print(
+        f"{title:<22} | {'cpu ' + unit:>8} | {'neuron ' + unit:>9} | {ratio_name:>11} | "
+        f"{'copying ' + unit:>10} | {'ratio':>6}"
+    )
     for name, args, fn in rows:
         dev = tuple(t.to("neuron") for t in args)
         cpu = timed(fn, args, inner, repeats)
@@ -62,15 +64,24 @@ def report(title: str, rows, inner: int, repeats: int, per_op: bool) -> None:
         copying = timed(fn, dev, max(1, inner // 10), repeats)
         _C._set_zero_copy(True)
         r_neuron, r_copy = (neuron / cpu, copying / cpu) if per_op else (cpu / neuron, cpu / copying)
-        print(f"{name:<22} | {cpu * scale:>8.2f} | {neuron * scale:>9.2f} | {r_neuron:>11.2f} | "
-              f"{copying * scale:>10.2f} | {r_copy:>6.2f}")
+        print(
+            f"{name:<22} | {cpu * scale:>8.2f} | {neuron * scale:>9.2f} | {r_neuron:>11.2f} | "
+            f"{copying * scale:>10.2f} | {r_copy:>6.2f}"
+        )
 
 
 def tiny_llama(device: str):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = LlamaConfig(vocab_size=2048, hidden_size=256, intermediate_size=688, num_hidden_layers=4,
-                      num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=512)
+    cfg = LlamaConfig(
+        vocab_size=2048,
+        hidden_size=256,
+        intermediate_size=688,
+        num_hidden_layers=4,
+        num_attention_heads=8,
+        num_key_value_heads=4,
+        max_position_embeddings=512,
+    )
     torch.manual_seed(0)
     return LlamaForCausalLM(cfg).eval().to(device)
 

@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 
 import _paths  # noqa: F401  (the repository root on sys.path)
+
 from torch_neuronx import trainium
 from torch_neuronx.estimation.collectives import collective_s
 
@@ -45,8 +46,9 @@ QWEN3_32B = Model(64, 5120, 64, 8, 128, 25600, 151936)
 def op_s(flops=0.0, hbm_bytes=0.0, elements=0.0, engine="vector") -> float:
     """One op on one rank: its work split over the rank's physical cores."""
     lnc = CORE.lnc
-    return trainium.roofline_s(CORE, flops=flops / lnc, hbm_bytes=hbm_bytes / lnc, elements=elements / lnc,
-                               engine=engine)
+    return trainium.roofline_s(
+        CORE, flops=flops / lnc, hbm_bytes=hbm_bytes / lnc, elements=elements / lnc, engine=engine
+    )
 
 
 def forward_s(m: Model, tp: int, tokens: int, context: int, batch: int = 1) -> dict[str, float]:
@@ -54,12 +56,12 @@ def forward_s(m: Model, tp: int, tokens: int, context: int, batch: int = 1) -> d
     per sequence (a prefill, or 1 for a decode step) attending to `context`
     tokens (for a prefill: causal, the average is half), logits for the last
     token only (as NxD Inference's context encoding). By op family."""
-    n = batch * tokens                                   # rows through the matmuls
+    n = batch * tokens  # rows through the matmuls
     q_heads = m.heads // tp
-    kv_heads = max(m.kv_heads // tp, 1)                  # KV heads replicated up to tp
+    kv_heads = max(m.kv_heads // tp, 1)  # KV heads replicated up to tp
     qkv = (q_heads + 2 * kv_heads) * m.head_dim
     inter = m.intermediate // tp
-    attended = context / 2 if tokens > 1 else context    # causal prefill attends to half on average
+    attended = context / 2 if tokens > 1 else context  # causal prefill attends to half on average
 
     def matmul(k, cols, rows=n):
         return op_s(flops=2 * rows * k * cols, hbm_bytes=(rows * k + k * cols + rows * cols) * BF16)
@@ -68,23 +70,29 @@ def forward_s(m: Model, tp: int, tokens: int, context: int, batch: int = 1) -> d
         return op_s(hbm_bytes=elements * (inputs + 1) * BF16, elements=elements, engine=engine)
 
     per_layer = {
-        "matmul": matmul(m.hidden, qkv) + matmul(q_heads * m.head_dim, m.hidden)
-        + matmul(m.hidden, 2 * inter) + matmul(inter, m.hidden),
+        "matmul": matmul(m.hidden, qkv)
+        + matmul(q_heads * m.head_dim, m.hidden)
+        + matmul(m.hidden, 2 * inter)
+        + matmul(inter, m.hidden),
         # one fused (flash) attention kernel: QK^T and PV on the Tensor engine,
         # exp on the Scalar engine, K/V read from the cache, Q and O through HBM
-        "attention": op_s(flops=4 * n * attended * m.head_dim * q_heads,
-                          hbm_bytes=(batch * context * 2 * kv_heads + 2 * n * q_heads) * m.head_dim * BF16,
-                          elements=n * attended * q_heads, engine="scalar"),
-        "norm/elementwise": 2 * elementwise(n * m.hidden)          # two RMSNorms
-        + elementwise(n * (q_heads + kv_heads) * m.head_dim, 2)    # RoPE on q and k
-        + elementwise(n * inter, 2, "scalar")                      # SiLU(gate) * up
-        + 2 * elementwise(n * m.hidden, 2),                        # two residual adds
+        "attention": op_s(
+            flops=4 * n * attended * m.head_dim * q_heads,
+            hbm_bytes=(batch * context * 2 * kv_heads + 2 * n * q_heads) * m.head_dim * BF16,
+            elements=n * attended * q_heads,
+            engine="scalar",
+        ),
+        "norm/elementwise": 2 * elementwise(n * m.hidden)  # two RMSNorms
+        + elementwise(n * (q_heads + kv_heads) * m.head_dim, 2)  # RoPE on q and k
+        + elementwise(n * inter, 2, "scalar")  # SiLU(gate) * up
+        + 2 * elementwise(n * m.hidden, 2),  # two residual adds
         "collective": 2 * collective_s(CORE, "all_reduce", n * m.hidden * BF16, tp),
     }
     parts = {k: v * m.layers for k, v in per_layer.items()}
-    parts["matmul"] += matmul(m.hidden, m.vocab // tp, rows=batch)               # lm_head, last token
-    parts["norm/elementwise"] += op_s(hbm_bytes=2 * n * m.hidden * BF16) \
-        + elementwise(batch * m.hidden)                                          # embedding gather, final norm
+    parts["matmul"] += matmul(m.hidden, m.vocab // tp, rows=batch)  # lm_head, last token
+    parts["norm/elementwise"] += op_s(hbm_bytes=2 * n * m.hidden * BF16) + elementwise(
+        batch * m.hidden
+    )  # embedding gather, final norm
     parts["collective"] += collective_s(CORE, "all_gather", batch * m.vocab * BF16, tp)  # logits
     return parts
 
@@ -93,31 +101,79 @@ GiB = 1 << 30
 NXDI = "aws-neuron-sdk libraries/nxd-inference/tutorials/"
 ROWS = [
     # (figure, source, published seconds, estimate parts)
-    ("Llama-3.3-70B TPOT, trn2.48xlarge TP64, BS1, 10k in/1.5k out (P50)", NXDI + "llama70b_perf_comparison.csv",
-     19.6e-3, lambda: forward_s(LLAMA_3_3_70B, 64, 1, 10_000 + 750)),
-    ("Llama-3.3-70B TTFT, same run (P50)", NXDI + "llama70b_perf_comparison.csv",
-     814.2e-3, lambda: forward_s(LLAMA_3_3_70B, 64, 10_000, 10_000)),
-    ("Llama-3.1-405B TPOT, trn2.48xlarge TP64, BS1, 10k in/1.5k out (P50)", NXDI + "llama405b_perf_comparison.csv",
-     37.9e-3, lambda: forward_s(LLAMA_3_1_405B, 64, 1, 10_000 + 750)),
-    ("Llama-3.1-405B TTFT, same run (P50)", NXDI + "llama405b_perf_comparison.csv",
-     2442e-3, lambda: forward_s(LLAMA_3_1_405B, 64, 10_000, 10_000)),
-    ("Qwen3-32B TTFT, trn2 TP64, BS1, 128 in (P99)", NXDI + "sd-inference-tutorial.rst",
-     48.3e-3, lambda: forward_s(QWEN3_32B, 64, 128, 128)),
-    ("Llama-3.1-8B ITL, trn2 TP4, 1 user, ~1.5k in/250 out", "optimum-neuron benchmark/vllm/single-instance/"
-     "llama-3.1-8b-trn2/vllm-results.csv (synchronous)", 22.1356e-3,
-     lambda: forward_s(LLAMA_3_1_8B, 4, 1, 1500 + 125)),
-    ("nccom-test all-reduce fp32 16 ranks 512 MiB (kangaring)", "aws-neuron-sdk tools/neuron-sys-tools/"
-     "nccom-test.rst", 9689.51e-6, lambda: {"collective": collective_s(CORE, "all_reduce", 512 << 20, 16)}),
-    ("nccom-test all-reduce fp32 16 ranks 32 MiB (kangaring)", "same table",
-     2754.15e-6, lambda: {"collective": collective_s(CORE, "all_reduce", 32 << 20, 16)}),
-    ("nccom-test all-reduce fp32 16 ranks 2 MiB (rdh)", "same table",
-     686.32e-6, lambda: {"collective": collective_s(CORE, "all_reduce", 2 << 20, 16)}),
-    ("nccom-test all-reduce fp32 16 ranks 4 B (mesh)", "same table",
-     299.91e-6, lambda: {"collective": collective_s(CORE, "all_reduce", 4, 16)}),
-    ("NKI matmul fp32 [4096,8192]@[8192,8192], one NC-v3, fully optimized", "aws-neuron-sdk NKI kernel-"
-     "optimization tutorial (docs/nki.md F2 v5)", 28.30e-3,
-     lambda: {"matmul": trainium.roofline_s(CORE, flops=2 * 4096 * 8192 * 8192, fp32_matmul=True,
-                                            hbm_bytes=(4096 * 8192 + 8192 * 8192 + 4096 * 8192) * 4)}),
+    (
+        "Llama-3.3-70B TPOT, trn2.48xlarge TP64, BS1, 10k in/1.5k out (P50)",
+        NXDI + "llama70b_perf_comparison.csv",
+        19.6e-3,
+        lambda: forward_s(LLAMA_3_3_70B, 64, 1, 10_000 + 750),
+    ),
+    (
+        "Llama-3.3-70B TTFT, same run (P50)",
+        NXDI + "llama70b_perf_comparison.csv",
+        814.2e-3,
+        lambda: forward_s(LLAMA_3_3_70B, 64, 10_000, 10_000),
+    ),
+    (
+        "Llama-3.1-405B TPOT, trn2.48xlarge TP64, BS1, 10k in/1.5k out (P50)",
+        NXDI + "llama405b_perf_comparison.csv",
+        37.9e-3,
+        lambda: forward_s(LLAMA_3_1_405B, 64, 1, 10_000 + 750),
+    ),
+    (
+        "Llama-3.1-405B TTFT, same run (P50)",
+        NXDI + "llama405b_perf_comparison.csv",
+        2442e-3,
+        lambda: forward_s(LLAMA_3_1_405B, 64, 10_000, 10_000),
+    ),
+    (
+        "Qwen3-32B TTFT, trn2 TP64, BS1, 128 in (P99)",
+        NXDI + "sd-inference-tutorial.rst",
+        48.3e-3,
+        lambda: forward_s(QWEN3_32B, 64, 128, 128),
+    ),
+    (
+        "Llama-3.1-8B ITL, trn2 TP4, 1 user, ~1.5k in/250 out",
+        "optimum-neuron benchmark/vllm/single-instance/llama-3.1-8b-trn2/vllm-results.csv (synchronous)",
+        22.1356e-3,
+        lambda: forward_s(LLAMA_3_1_8B, 4, 1, 1500 + 125),
+    ),
+    (
+        "nccom-test all-reduce fp32 16 ranks 512 MiB (kangaring)",
+        "aws-neuron-sdk tools/neuron-sys-tools/nccom-test.rst",
+        9689.51e-6,
+        lambda: {"collective": collective_s(CORE, "all_reduce", 512 << 20, 16)},
+    ),
+    (
+        "nccom-test all-reduce fp32 16 ranks 32 MiB (kangaring)",
+        "same table",
+        2754.15e-6,
+        lambda: {"collective": collective_s(CORE, "all_reduce", 32 << 20, 16)},
+    ),
+    (
+        "nccom-test all-reduce fp32 16 ranks 2 MiB (rdh)",
+        "same table",
+        686.32e-6,
+        lambda: {"collective": collective_s(CORE, "all_reduce", 2 << 20, 16)},
+    ),
+    (
+        "nccom-test all-reduce fp32 16 ranks 4 B (mesh)",
+        "same table",
+        299.91e-6,
+        lambda: {"collective": collective_s(CORE, "all_reduce", 4, 16)},
+    ),
+    (
+        "NKI matmul fp32 [4096,8192]@[8192,8192], one NC-v3, fully optimized",
+        "aws-neuron-sdk NKI kernel-optimization tutorial (docs/nki.md F2 v5)",
+        28.30e-3,
+        lambda: {
+            "matmul": trainium.roofline_s(
+                CORE,
+                flops=2 * 4096 * 8192 * 8192,
+                fp32_matmul=True,
+                hbm_bytes=(4096 * 8192 + 8192 * 8192 + 4096 * 8192) * 4,
+            )
+        },
+    ),
 ]
 
 
@@ -133,8 +189,10 @@ def main():
         total = sum(parts.values())
         top = max(parts, key=parts.get)
         rows.append((figure, source, published, total, total / published))
-        print(f"{figure:72s} {fmt(published):>11s} {fmt(total):>11s} {total / published:6.2f}  "
-              f"{top} {100 * parts[top] / total:.0f}%; {source}")
+        print(
+            f"{figure:72s} {fmt(published):>11s} {fmt(total):>11s} {total / published:6.2f}  "
+            f"{top} {100 * parts[top] / total:.0f}%; {source}"
+        )
     return rows
 
 

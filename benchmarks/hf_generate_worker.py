@@ -17,10 +17,10 @@ import json
 import statistics
 import time
 
-import torch
-import torch_neuronx
-
 import _paths  # noqa: F401  (the repository root on sys.path, for `examples`)
+import torch
+
+import torch_neuronx
 from examples.demo_generate import NEW_TOKENS, QUESTIONS, load_tp_model, make_generation_config, make_inputs
 
 
@@ -67,8 +67,15 @@ def main() -> None:
     assert new_tokens == NEW_TOKENS * len(QUESTIONS), out.shape
     rank0 = not args.tp or torch.distributed.get_rank() == 0
     if rank0:
-        print("RESULT " + json.dumps({"tokens_per_s": new_tokens / statistics.median(seconds),
-                                      "recompilations": torch_neuronx.get_dynamo_metrics()["recompilations"]}))
+        print(
+            "RESULT "
+            + json.dumps(
+                {
+                    "tokens_per_s": new_tokens / statistics.median(seconds),
+                    "recompilations": torch_neuronx.get_dynamo_metrics()["recompilations"],
+                }
+            )
+        )
     if args.tp:
         torch.distributed.destroy_process_group()
 

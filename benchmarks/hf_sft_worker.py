@@ -16,8 +16,9 @@ import os
 import time
 
 import torch
-import torch_neuronx  # noqa: F401
 from transformers import TrainerCallback
+
+import torch_neuronx  # noqa: F401
 
 WARMUP = 3
 
@@ -48,22 +49,38 @@ def main() -> None:
     init_kwargs = {"dtype": "bfloat16", "device_map": None}
     if world > 1:
         init_kwargs["distributed_config"] = DistributedConfig(tp_size=1, fsdp_size=world)
-    config = SFTConfig(output_dir=args.out, max_length=128, packing=True, packing_strategy="wrapped",
-                       learning_rate=3e-3, per_device_train_batch_size=4, max_steps=args.steps, logging_steps=1000,
-                       save_strategy="no", report_to="none", disable_tqdm=True, torch_compile=args.compiled,
-                       use_cpu=args.device == "cpu", model_init_kwargs=init_kwargs)
+    config = SFTConfig(
+        output_dir=args.out,
+        max_length=128,
+        packing=True,
+        packing_strategy="wrapped",
+        learning_rate=3e-3,
+        per_device_train_batch_size=4,
+        max_steps=args.steps,
+        logging_steps=1000,
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        torch_compile=args.compiled,
+        use_cpu=args.device == "cpu",
+        model_init_kwargs=init_kwargs,
+    )
     data = load_dataset(args.dataset, split="train_sft").select_columns(["messages"])
     timer = StepTimes()
     trainer = SFTTrainer(model=args.model, args=config, train_dataset=data, callbacks=[timer])
     device = next(trainer.model.parameters()).device.type
     assert device == args.device, f"the model trained on {device}, not {args.device}"
     trainer.train()
-    timed = timer.ends[WARMUP - 1:]
+    timed = timer.ends[WARMUP - 1 :]
     steps_per_s = (len(timed) - 1) / (timed[-1] - timed[0])
     if int(os.environ.get("RANK", "0")) == 0:
         tokens_per_step = config.per_device_train_batch_size * config.max_length * world
-        print("RESULT " + json.dumps({"steps_per_s": steps_per_s, "tokens_per_s": steps_per_s * tokens_per_step,
-                                      "processes": world}))
+        print(
+            "RESULT "
+            + json.dumps(
+                {"steps_per_s": steps_per_s, "tokens_per_s": steps_per_s * tokens_per_step, "processes": world}
+            )
+        )
 
 
 if __name__ == "__main__":

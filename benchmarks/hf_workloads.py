@@ -36,15 +36,26 @@ HERE = ROOT / "benchmarks"
 def run(worker: str, args: list[str], nproc: int = 0, threads: int = 0) -> dict:
     """Runs a worker in fresh processes (torchrun when nproc > 0); returns its
     RESULT. Threads per process: 1 under torchrun, else 2 (unless given)."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads or (1 if nproc else 2)), HF_DEACTIVATE_ASYNC_LOAD="1",
-               TOKENIZERS_PARALLELISM="false", TRANSFORMERS_VERBOSITY="error")
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS=str(threads or (1 if nproc else 2)),
+        HF_DEACTIVATE_ASYNC_LOAD="1",
+        TOKENIZERS_PARALLELISM="false",
+        TRANSFORMERS_VERBOSITY="error",
+    )
     launcher = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}"] if nproc else []
-    proc = subprocess.run([sys.executable, *launcher, str(HERE / worker), *args], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, *launcher, str(HERE / worker), *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     results = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     if proc.returncode != 0 or not results:
         raise SystemExit(f"{worker} {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
-    return json.loads(results[-1][len("RESULT "):])
+    return json.loads(results[-1][len("RESULT ") :])
 
 
 def table(title: str, unit: str, rows: list[tuple[str, dict]], key: str, base: str) -> None:
@@ -57,8 +68,9 @@ def table(title: str, unit: str, rows: list[tuple[str, dict]], key: str, base: s
 def wide_model(artifacts, hidden: int) -> str:
     """qwen3 with this hidden size (heads of 128, 2 KV heads, 4 layers; 45M
     parameters at 1024, random weights), built once beside the demo's artifacts."""
-    from examples import build_artifacts
     from transformers import AutoTokenizer
+
+    from examples import build_artifacts
 
     out = artifacts / f"qwen3-h{hidden}"
     if not (out / "config.json").exists():
@@ -72,15 +84,23 @@ def wide_generation(artifacts, hidden: int = 1024) -> None:
     model = wide_model(artifacts, hidden)
     rows = [
         ("neuron TP=2 (1 thread per rank), eager", run("hf_generate_worker.py", [model, "--tp"], 2)),
-        ("neuron TP=2 (1 thread per rank), compiled decode", run("hf_generate_worker.py", [model, "--tp", "--compiled"], 2)),
+        (
+            "neuron TP=2 (1 thread per rank), compiled decode",
+            run("hf_generate_worker.py", [model, "--tp", "--compiled"], 2),
+        ),
         ("neuron 1 process, 1 thread, eager", run("hf_generate_worker.py", [model], threads=1)),
         ("neuron 1 process, 2 threads, eager", run("hf_generate_worker.py", [model])),
         ("neuron 1 process, 2 threads, compiled decode", run("hf_generate_worker.py", [model, "--compiled"])),
         ("CPU eager, 1 thread", run("hf_generate_worker.py", [model, "--device", "cpu"], threads=1)),
         ("CPU eager, 2 threads", run("hf_generate_worker.py", [model, "--device", "cpu"])),
     ]
-    table(f"generation at hidden size {hidden} (4 prompts x 16 new tokens, bf16, static cache)", "tokens/s", rows,
-          "tokens_per_s", "CPU eager, 2 threads")
+    table(
+        f"generation at hidden size {hidden} (4 prompts x 16 new tokens, bf16, static cache)",
+        "tokens/s",
+        rows,
+        "tokens_per_s",
+        "CPU eager, 2 threads",
+    )
     table("the same against one core", "tokens/s", rows, "tokens_per_s", "neuron 1 process, 1 thread, eager")
 
 
@@ -92,7 +112,7 @@ def main() -> None:
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="neuron_bench_inductor_"))
     print(f"host: {socket.gethostname()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
     if "--wide-only" in sys.argv:  # [--wide-only [HIDDEN]]
-        rest = sys.argv[sys.argv.index("--wide-only") + 1:]
+        rest = sys.argv[sys.argv.index("--wide-only") + 1 :]
         wide_generation(artifacts, int(rest[0]) if rest else 1024)
         return
 
@@ -103,8 +123,13 @@ def main() -> None:
         ("CPU, Inductor decode", run("hf_generate_worker.py", [model, "--device", "cpu", "--compiled"])),
         ("CPU eager", run("hf_generate_worker.py", [model, "--device", "cpu"])),
     ]
-    table("generation (4 prompts x 16 new tokens, bf16, static cache)", "tokens/s", generation, "tokens_per_s",
-          "CPU eager")
+    table(
+        "generation (4 prompts x 16 new tokens, bf16, static cache)",
+        "tokens/s",
+        generation,
+        "tokens_per_s",
+        "CPU eager",
+    )
     wide_generation(artifacts)
 
     with tempfile.TemporaryDirectory() as out:
@@ -117,8 +142,9 @@ def main() -> None:
             ("neuron 2 processes FSDP, compiled (the demo)", run("hf_sft_worker.py", [*sft, "--compiled"], 2)),
             ("CPU, compiled (Inductor)", run("hf_sft_worker.py", [*sft, "--device", "cpu", "--compiled"])),
         ]
-    table("SFTTrainer steps/s (batch 4 x 128 tokens per process, bf16)", "steps/s", training, "steps_per_s",
-          "CPU eager")
+    table(
+        "SFTTrainer steps/s (batch 4 x 128 tokens per process, bf16)", "steps/s", training, "steps_per_s", "CPU eager"
+    )
     table("SFTTrainer tokens/s (all processes)", "tokens/s", training, "tokens_per_s", "CPU eager")
 
 

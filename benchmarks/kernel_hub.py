@@ -20,11 +20,11 @@ sys.path, and a kernels.py there would hide the `kernels` library)
 import copy
 import os
 
-import torch
-
 import _paths  # noqa: F401  (the repository root on sys.path)
-import torch_neuronx  # noqa: F401
+import torch
 from _timing import median_seconds
+
+import torch_neuronx  # noqa: F401
 from torch_neuronx import kernel_builder
 from torch_neuronx.estimation.step import TrainiumEstimate
 
@@ -42,9 +42,18 @@ def build_repositories():
 
 def causal_lm(arch):
     import transformers
+
     cls = {"llama": transformers.LlamaConfig, "qwen3": transformers.Qwen3Config}[arch]
-    cfg = cls(vocab_size=8192, hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
-              num_key_value_heads=4, head_dim=64, max_position_embeddings=1024)
+    cfg = cls(
+        vocab_size=8192,
+        hidden_size=512,
+        intermediate_size=1408,
+        num_hidden_layers=4,
+        num_attention_heads=8,
+        num_key_value_heads=4,
+        head_dim=64,
+        max_position_embeddings=1024,
+    )
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", dtype=torch.bfloat16)
     ids = torch.randint(0, 8192, (1, 256))
@@ -53,10 +62,13 @@ def causal_lm(arch):
 
 def kernelize_lm(model):
     from kernels import LayerRepository, Mode, kernelize, use_kernel_mapping
+
     fused = copy.deepcopy(model)
     fused.set_attn_implementation(ATTENTION)
-    mapping = {"RMSNorm": {"neuron": LayerRepository(repo_id=f"{ORG}/rmsnorm-nki", layer_name="RMSNorm", version=1)},
-               "SiLU": {"neuron": LayerRepository(repo_id=f"{ORG}/silu-and-mul-nki", layer_name="SiLU", version=1)}}
+    mapping = {
+        "RMSNorm": {"neuron": LayerRepository(repo_id=f"{ORG}/rmsnorm-nki", layer_name="RMSNorm", version=1)},
+        "SiLU": {"neuron": LayerRepository(repo_id=f"{ORG}/silu-and-mul-nki", layer_name="SiLU", version=1)},
+    }
     with use_kernel_mapping(mapping):
         kernelize(fused, device="neuron", mode=Mode.INFERENCE)
     return fused
@@ -64,17 +76,31 @@ def kernelize_lm(model):
 
 def vit_base_layer(tmp, attn="sdpa"):
     from transformers import KernelConfig, ViTConfig, ViTForImageClassification
-    cfg = ViTConfig(hidden_size=768, num_attention_heads=12, intermediate_size=3072, num_hidden_layers=1,
-                    image_size=224, patch_size=16, num_labels=10)
+
+    cfg = ViTConfig(
+        hidden_size=768,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        num_hidden_layers=1,
+        image_size=224,
+        patch_size=16,
+        num_labels=10,
+    )
     torch.manual_seed(0)
     model = ViTForImageClassification(cfg).to(torch.bfloat16).eval()
     model.save_pretrained(tmp)
     base = ViTForImageClassification.from_pretrained(tmp, dtype=torch.bfloat16, attn_implementation=attn).eval()
-    config = KernelConfig({"ViTLayer": f"{ORG}/vit-nki:ViTLayer", "ViTMLP": f"{ORG}/vit-nki:ViTMLP",
-                           "GeLU": f"{ORG}/vit-nki:GeLU"})
-    fused = ViTForImageClassification.from_pretrained(tmp, dtype=torch.bfloat16, device_map="neuron",
-                                                      use_kernels=True, kernel_config=config,
-                                                      attn_implementation=ATTENTION).eval()
+    config = KernelConfig(
+        {"ViTLayer": f"{ORG}/vit-nki:ViTLayer", "ViTMLP": f"{ORG}/vit-nki:ViTMLP", "GeLU": f"{ORG}/vit-nki:GeLU"}
+    )
+    fused = ViTForImageClassification.from_pretrained(
+        tmp,
+        dtype=torch.bfloat16,
+        device_map="neuron",
+        use_kernels=True,
+        kernel_config=config,
+        attn_implementation=ATTENTION,
+    ).eval()
     return base, fused, torch.randn(1, 3, 224, 224, dtype=torch.bfloat16)
 
 
@@ -96,11 +122,15 @@ def report(name, base, fused, x):
         emu_f = median_seconds(lambda: fused(xd), repeats=5, warmup=1)
         cpu = median_seconds(lambda: base_cpu(x), repeats=5, warmup=1)
     print(f"\n{name}")
-    print(f"  Trainium2 estimate: without kernels {est_b.total_us:9.1f} us, with {est_f.total_us:9.1f} us "
-          f"(NKI kernels {est_f.kernels_us:.1f} us): speed-up {est_b.total_us / est_f.total_us:.2f}x")
-    print(f"  emulator:           without kernels {emu_b * 1e3:9.1f} ms, with {emu_f * 1e3:9.1f} ms "
-          f"(ratio with/without {emu_f / emu_b:.2f}); CPU without kernels {cpu * 1e3:.1f} ms "
-          f"(emulator/CPU {emu_b / cpu:.2f})")
+    print(
+        f"  Trainium2 estimate: without kernels {est_b.total_us:9.1f} us, with {est_f.total_us:9.1f} us "
+        f"(NKI kernels {est_f.kernels_us:.1f} us): speed-up {est_b.total_us / est_f.total_us:.2f}x"
+    )
+    print(
+        f"  emulator:           without kernels {emu_b * 1e3:9.1f} ms, with {emu_f * 1e3:9.1f} ms "
+        f"(ratio with/without {emu_f / emu_b:.2f}); CPU without kernels {cpu * 1e3:.1f} ms "
+        f"(emulator/CPU {emu_b / cpu:.2f})"
+    )
     for label, est in (("without", est_b), ("with", est_f)):
         top = ", ".join(f"{op} x{n} {us:.1f}" for op, n, us in est.top(6))
         print(f"  top ops {label}: {top}")
@@ -108,6 +138,7 @@ def report(name, base, fused, x):
 
 def main():
     import tempfile
+
     build_repositories()
     print(f"torch {torch.__version__}; one forward in bfloat16 per model; estimates for one trn2 NeuronCore")
     for arch in ("llama", "qwen3"):
@@ -117,8 +148,12 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for attn in ("sdpa", "eager"):
             base, fused, x = vit_base_layer(tmp, attn)
-            report(f"ViT-Base-shaped layer (768, 12 heads, MLP 3072, 197 tokens), baseline attention {attn!r}",
-                   base, fused, x)
+            report(
+                f"ViT-Base-shaped layer (768, 12 heads, MLP 3072, 197 tokens), baseline attention {attn!r}",
+                base,
+                fused,
+                x,
+            )
 
 
 if __name__ == "__main__":

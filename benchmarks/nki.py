@@ -9,12 +9,12 @@ Run: .venv/bin/python benchmarks/nki.py
 
 import importlib
 
+import _paths  # noqa: F401  (the repository root on sys.path)
 import torch
 import torch.nn.functional as F
-
-import _paths  # noqa: F401  (the repository root on sys.path)
-import torch_neuronx
 from _timing import median_seconds
+
+import torch_neuronx
 from examples.nki import attention, layernorm, matmul, rmsnorm, softmax, tensor_add
 
 
@@ -31,11 +31,16 @@ def cases():
     fa, fb = dev(torch.randn(256, 1024), torch.randn(256, 1024))
     yield "tensor_add_nisa fp32 (256, 1024)", lambda: add_nisa.nki_tensor_add(fa, fb), lambda: fa + fb, 30
     import os
+
     os.environ.pop("NEURON_PLATFORM_TARGET_OVERRIDE", None)
 
     lhs, rhs = dev(torch.rand(4096, 1024, dtype=torch.bfloat16), torch.rand(1024, 2048, dtype=torch.bfloat16))
-    for name in ("nki_matmul_tiled_", "nki_matmul_hoist_load_", "nki_matmul_block_free_dimension_",
-                 "nki_matmul_fully_optimized_"):
+    for name in (
+        "nki_matmul_tiled_",
+        "nki_matmul_hoist_load_",
+        "nki_matmul_block_free_dimension_",
+        "nki_matmul_fully_optimized_",
+    ):
         k = getattr(matmul, name)
         yield f"matmul {name} bf16 (4096, 1024) @ (1024, 2048)", lambda k=k: k(lhs.T, rhs), lambda: lhs @ rhs, 3
 
@@ -46,20 +51,30 @@ def cases():
 
     def rms_eager():
         return r * torch.rsqrt(r.square().mean(dim=1, keepdim=True)) * g
+
     yield "rmsnorm fp32 (250, 512)", lambda: rmsnorm.nki_rmsnorm_kernel(r, g), rms_eager, 15
 
     ln, gamma, beta = dev(torch.rand(4096, 8192), torch.rand(8192), torch.rand(8192))
     for v in ("v1", "v2"):
         k = getattr(layernorm, f"nki_layernorm_kernel_{v}")
-        yield (f"layernorm {v} fp32 (4096, 8192)", lambda k=k: k(ln, 1e-5, gamma, beta),
-               lambda: F.layer_norm(ln, (8192,), gamma, beta, 1e-5), 3)
+        yield (
+            f"layernorm {v} fp32 (4096, 8192)",
+            lambda k=k: k(ln, 1e-5, gamma, beta),
+            lambda: F.layer_norm(ln, (8192,), gamma, beta, 1e-5),
+            3,
+        )
 
     q, kk, vv = dev(torch.rand(4096, 64), torch.rand(4096, 64), torch.rand(4096, 64))
 
     def attn_eager():
         return torch.softmax((q * 0.125) @ kk.T, dim=1) @ vv
-    yield ("fused self-attention fp32 (4096, 64)",
-           lambda: attention.fused_self_attn_for_SD_small_head_size(q, kk, vv), attn_eager, 3)
+
+    yield (
+        "fused self-attention fp32 (4096, 64)",
+        lambda: attention.fused_self_attn_for_SD_small_head_size(q, kk, vv),
+        attn_eager,
+        3,
+    )
 
 
 def main():
@@ -70,8 +85,11 @@ def main():
         est = torch_neuronx.nki.last_estimate()
         t_eager = median_seconds(eager_fn, repeats=repeats, warmup=2)
         rows.append((name, t_nki, t_eager))
-        print(f"{name:62s} {t_nki * 1e3:9.3f} {t_eager * 1e3:9.3f} {t_nki / t_eager:6.2f}  "
-              f"{est.total_us:.1f} us on {est.target} ({est.bottleneck}-bound)", flush=True)
+        print(
+            f"{name:62s} {t_nki * 1e3:9.3f} {t_eager * 1e3:9.3f} {t_nki / t_eager:6.2f}  "
+            f"{est.total_us:.1f} us on {est.target} ({est.bottleneck}-bound)",
+            flush=True,
+        )
     return rows
 
 

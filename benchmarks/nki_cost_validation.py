@@ -12,12 +12,12 @@ table and the sources.
 import os
 import sys
 
+import _paths  # noqa: F401  (the repository root on sys.path)
 import torch
 
-import _paths  # noqa: F401  (the repository root on sys.path)
-from torch_neuronx import nki
 import torch_neuronx.nki.isa as nisa
 import torch_neuronx.nki.language as nl
+from torch_neuronx import nki
 
 
 def meta(*shape, dtype):
@@ -57,16 +57,35 @@ def _print(row):
 
 def main():
     from examples.nki import matmul, matmul_nisa
+
     print(f"{'figure':58s} {'published us':>13s} {'estimate us':>12s} {'ratio':>6s}  bottleneck", flush=True)
     rows = []
     # F1: matmul tutorial table, trn1, bf16, [4096, 8192] @ [8192, 8192] (Neuron 2.20-2.23 docs)
-    rows += matmul_rows(matmul, "trn1", torch.bfloat16, [
-        ("nki_matmul_tiled_", 51.80), ("nki_matmul_hoist_load_", 42.96),
-        ("nki_matmul_block_free_dimension_", 22.07), ("nki_matmul_fully_optimized_", 6.97)], "F1 trn1 bf16")
+    rows += matmul_rows(
+        matmul,
+        "trn1",
+        torch.bfloat16,
+        [
+            ("nki_matmul_tiled_", 51.80),
+            ("nki_matmul_hoist_load_", 42.96),
+            ("nki_matmul_block_free_dimension_", 22.07),
+            ("nki_matmul_fully_optimized_", 6.97),
+        ],
+        "F1 trn1 bf16",
+    )
     # F2: kernel-optimization tutorial, trn2, fp32, same shapes (profile totals)
-    rows += matmul_rows(matmul_nisa, "trn2", torch.float32, [
-        ("nki_matmul_tiled_", 39.89), ("nki_matmul_hoist_load_", 28.20),
-        ("nki_matmul_block_free_dimension_", 28.41), ("nki_matmul_fully_optimized_", 28.30)], "F2 trn2 fp32")
+    rows += matmul_rows(
+        matmul_nisa,
+        "trn2",
+        torch.float32,
+        [
+            ("nki_matmul_tiled_", 39.89),
+            ("nki_matmul_hoist_load_", 28.20),
+            ("nki_matmul_block_free_dimension_", 28.41),
+            ("nki_matmul_fully_optimized_", 28.30),
+        ],
+        "F2 trn2 fp32",
+    )
     # F4: DMA overview example 1, trn2: one DMA engine moves 32 KiB HBM -> SBUF in 1416 ns
     os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = "trn2"
     dma_4x4096(meta(4, 4096, dtype=torch.bfloat16))

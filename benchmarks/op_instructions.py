@@ -29,8 +29,17 @@ for _ in range(n): torch.add(a, b)
 """
 # Identical code folded across libraries gets attributed to whichever one
 # callgrind names first; these templates are not this library's work.
-FOLDED = ("Sp_counted", "KernelFunction", "basic_string", "FunctionSchema", "TypePtr", "TorchLibraryInit",
-          "fmt::", "AliasInfo", "vector<c10::Argument")
+FOLDED = (
+    "Sp_counted",
+    "KernelFunction",
+    "basic_string",
+    "FunctionSchema",
+    "TypePtr",
+    "TorchLibraryInit",
+    "fmt::",
+    "AliasInfo",
+    "vector<c10::Argument",
+)
 
 
 def run(tmp: str, device: str, n: int, whole: bool = False) -> tuple[int, int]:
@@ -38,10 +47,25 @@ def run(tmp: str, device: str, n: int, whole: bool = False) -> tuple[int, int]:
     libtorch_neuronx) of one run."""
     out = os.path.join(tmp, f"{device}.{n}.out")
     only_add = [] if whole else ["--collect-atstart=no", "--toggle-collect=torch::autograd::THPVariable_add*"]
-    subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *only_add, sys.executable, "-c",
-                    PROGRAM, device, str(n)], check=True, capture_output=True, env=dict(os.environ, PYTHONHASHSEED="0"))
-    text = subprocess.run(["callgrind_annotate", "--inclusive=no", "--threshold=100", out], check=True,
-                          capture_output=True, text=True).stdout
+    subprocess.run(
+        [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            *only_add,
+            sys.executable,
+            "-c",
+            PROGRAM,
+            device,
+            str(n),
+        ],
+        check=True,
+        capture_output=True,
+        env=dict(os.environ, PYTHONHASHSEED="0"),
+    )
+    text = subprocess.run(
+        ["callgrind_annotate", "--inclusive=no", "--threshold=100", out], check=True, capture_output=True, text=True
+    ).stdout
     total = int(re.search(r"^summary: (\d+)", open(out).read(), re.M).group(1))
     ours = 0
     for line in text.splitlines():

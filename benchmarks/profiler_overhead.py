@@ -21,8 +21,13 @@ ROUNDS, STEPS = 9, 8  # cases interleaved round by round: this VM's speed drifts
 
 def make(device):
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.GELU(), torch.nn.Linear(512, 256),
-                                torch.nn.LayerNorm(256), torch.nn.Linear(256, 10)).to(device)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(256, 512),
+        torch.nn.GELU(),
+        torch.nn.Linear(512, 256),
+        torch.nn.LayerNorm(256),
+        torch.nn.Linear(256, 10),
+    ).to(device)
     opt = torch.optim.AdamW(model.parameters())
     x = torch.randn(64, 256).to(device)
 
@@ -30,6 +35,7 @@ def make(device):
         model(x).square().mean().backward()
         opt.step()
         opt.zero_grad()
+
     return step
 
 
@@ -49,8 +55,11 @@ def main() -> None:
         ("cpu", "cpu", contextlib.nullcontext),
         ("neuron", "neuron", contextlib.nullcontext),
         ("neuron + profiler (CPU only)", "neuron", lambda: profile(activities=[ProfilerActivity.CPU])),
-        ("neuron + profiler (device tracks)", "neuron",
-         lambda: profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1])),
+        (
+            "neuron + profiler (device tracks)",
+            "neuron",
+            lambda: profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]),
+        ),
         ("neuron + strict mode (warn)", "neuron", lambda: torch_neuronx.strict("warn")),
     ]
     steps = {name: make(device) for name, device, _ in cases}

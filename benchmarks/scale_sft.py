@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 import _paths  # noqa: F401  (repository root on sys.path)
+
 from examples import build_artifacts
 
 ROOT = _paths.ROOT
@@ -46,7 +47,7 @@ LOSS = re.compile(r"'loss': '?([0-9.eE+-]+)'?")
 # One rank's anonymous memory, measured alone (--grid 1x1): 600 MiB compiled,
 # 520 eager; import torch (CUDA build) alone is 281 MiB of it, trl 170 more.
 ANON_PER_RANK_GIB = 0.6
-BF16_REL = 2.0 ** -7  # two bf16 roundings (8-bit significand: 2^-8 each)
+BF16_REL = 2.0**-7  # two bf16 roundings (8-bit significand: 2^-8 each)
 
 
 def proc_memory(pid: int) -> dict | None:
@@ -58,9 +59,16 @@ def proc_memory(pid: int) -> dict | None:
         rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return None
-    kb = lambda text, key: int(re.search(rf"^{key}:\s+(\d+) kB", text, re.M).group(1)) * 1024
-    return {"hwm": kb(status, "VmHWM"), "private": kb(rollup, "Private_Clean") + kb(rollup, "Private_Dirty"),
-            "anon": kb(rollup, "Anonymous"), "pss": kb(rollup, "Pss")}
+
+    def kb(text, key):
+        return int(re.search(rf"^{key}:\s+(\d+) kB", text, re.M).group(1)) * 1024
+
+    return {
+        "hwm": kb(status, "VmHWM"),
+        "private": kb(rollup, "Private_Clean") + kb(rollup, "Private_Dirty"),
+        "anon": kb(rollup, "Anonymous"),
+        "pss": kb(rollup, "Pss"),
+    }
 
 
 def descendants(pid: int) -> list[int]:
@@ -110,26 +118,79 @@ class Sampler(threading.Thread):
 def run_grid(tp: int, fsdp: int, args) -> dict:
     n = tp * fsdp
     out = OUT / f"tp{tp}-fsdp{fsdp}-{'compiled' if args.compile == 'true' else 'eager'}"
-    flags = ["--model_name_or_path", str(ARTIFACTS / "qwen3-tiny-kv4"), "--dataset_name", str(ARTIFACTS / "qa-chat"),
-             "--dataset_train_split", "train_sft", "--output_dir", str(out), "--dtype", "bfloat16",
-             "--max_length", "64", "--packing", "true", "--packing_strategy", "wrapped", "--learning_rate", "3e-3",
-             "--max_steps", str(args.max_steps), "--logging_steps", "1",
-             "--per_device_train_batch_size", str(args.global_batch // fsdp), "--gradient_accumulation_steps", "1",
-             "--seed", "42", "--save_strategy", "no", "--save_only_model", "true", "--report_to", "none",
-             "--disable_tqdm", "true", "--torch_compile", args.compile]
-    env = dict(os.environ, TP_SIZE=str(tp), FSDP_SIZE=str(fsdp), TORCH_NEURONX_EMU_CHIPS=str(max(1, math.ceil(n / 4))),
-               OMP_NUM_THREADS="1", HF_DEACTIVATE_ASYNC_LOAD="1", TOKENIZERS_PARALLELISM="false",
-               TORCHINDUCTOR_CACHE_DIR=str(OUT / "inductor"))
+    flags = [
+        "--model_name_or_path",
+        str(ARTIFACTS / "qwen3-tiny-kv4"),
+        "--dataset_name",
+        str(ARTIFACTS / "qa-chat"),
+        "--dataset_train_split",
+        "train_sft",
+        "--output_dir",
+        str(out),
+        "--dtype",
+        "bfloat16",
+        "--max_length",
+        "64",
+        "--packing",
+        "true",
+        "--packing_strategy",
+        "wrapped",
+        "--learning_rate",
+        "3e-3",
+        "--max_steps",
+        str(args.max_steps),
+        "--logging_steps",
+        "1",
+        "--per_device_train_batch_size",
+        str(args.global_batch // fsdp),
+        "--gradient_accumulation_steps",
+        "1",
+        "--seed",
+        "42",
+        "--save_strategy",
+        "no",
+        "--save_only_model",
+        "true",
+        "--report_to",
+        "none",
+        "--disable_tqdm",
+        "true",
+        "--torch_compile",
+        args.compile,
+    ]
+    env = dict(
+        os.environ,
+        TP_SIZE=str(tp),
+        FSDP_SIZE=str(fsdp),
+        TORCH_NEURONX_EMU_CHIPS=str(max(1, math.ceil(n / 4))),
+        OMP_NUM_THREADS="1",
+        HF_DEACTIVATE_ASYNC_LOAD="1",
+        TOKENIZERS_PARALLELISM="false",
+        TORCHINDUCTOR_CACHE_DIR=str(OUT / "inductor"),
+    )
     if args.compile_threads:  # 1: each rank compiles in-process, without Inductor's pool of worker processes
         env["TORCHINDUCTOR_COMPILE_THREADS"] = str(args.compile_threads)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}",
-           str(ROOT / "examples" / "sft_neuron_example.py"), *flags]
-    print(f"== TP={tp} x FSDP={fsdp} ({n} processes, compile {args.compile}):\n   "
-          f"TP_SIZE={tp} FSDP_SIZE={fsdp} TORCH_NEURONX_EMU_CHIPS={env['TORCH_NEURONX_EMU_CHIPS']} "
-          f"{' '.join(cmd[2:5])} ... {' '.join(flags[-14:])}", flush=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={n}",
+        str(ROOT / "examples" / "sft_neuron_example.py"),
+        *flags,
+    ]
+    print(
+        f"== TP={tp} x FSDP={fsdp} ({n} processes, compile {args.compile}):\n   "
+        f"TP_SIZE={tp} FSDP_SIZE={fsdp} TORCH_NEURONX_EMU_CHIPS={env['TORCH_NEURONX_EMU_CHIPS']} "
+        f"{' '.join(cmd[2:5])} ... {' '.join(flags[-14:])}",
+        flush=True,
+    )
     avail = int(re.search(r"MemAvailable:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) / 2**20
-    print(f"   predicted: {n} x {ANON_PER_RANK_GIB * 1024:.0f} MiB anonymous = {n * ANON_PER_RANK_GIB:.1f} GiB; "
-          f"available now {avail:.1f} GiB", flush=True)
+    print(
+        f"   predicted: {n} x {ANON_PER_RANK_GIB * 1024:.0f} MiB anonymous = {n * ANON_PER_RANK_GIB:.1f} GiB; "
+        f"available now {avail:.1f} GiB",
+        flush=True,
+    )
     out.mkdir(parents=True, exist_ok=True)
     log = out / "log.txt"
     start = time.monotonic()
@@ -149,16 +210,27 @@ def run_grid(tp: int, fsdp: int, args) -> dict:
     text = log.read_text()
     ranks = [r for r in sampler.peaks.values() if r["rank"]]
     helpers = [r for r in sampler.peaks.values() if not r["rank"]]
-    result = {"tp": tp, "fsdp": fsdp, "processes": n, "rc": rc, "wall_s": round(wall, 1),
-              "losses": [float(x) for x in LOSS.findall(text)], "ranks_sampled": len(ranks), "log": str(log),
-              "min_available_gib": round(sampler.min_available / 2**30, 2)}
+    result = {
+        "tp": tp,
+        "fsdp": fsdp,
+        "processes": n,
+        "rc": rc,
+        "wall_s": round(wall, 1),
+        "losses": [float(x) for x in LOSS.findall(text)],
+        "ranks_sampled": len(ranks),
+        "log": str(log),
+        "min_available_gib": round(sampler.min_available / 2**30, 2),
+    }
     for k in ("hwm", "private", "anon", "pss"):
         vals = [r[k] for r in ranks] or [0]
         result[f"{k}_mib"] = {"max": round(max(vals) / 2**20), "mean": round(sum(vals) / len(vals) / 2**20)}
     result["sum_pss_gib"] = round(sum(r["pss"] for r in ranks) / 2**30, 2)
     # helpers: Inductor's compile workers and the like, each a peak at its own time
-    result["helpers"] = {"count": len(helpers), "pss_gib": round(sum(r["pss"] for r in helpers) / 2**30, 2),
-                         "names": sorted({r["comm"] for r in helpers})}
+    result["helpers"] = {
+        "count": len(helpers),
+        "pss_gib": round(sum(r["pss"] for r in helpers) / 2**30, 2),
+        "names": sorted({r["comm"] for r in helpers}),
+    }
     print(json.dumps(result), flush=True)
     if rc != 0:
         print(text[-4000:])
@@ -182,8 +254,12 @@ def main():
     p.add_argument("--compile", default="true", choices=["true", "false"])
     p.add_argument("--max-steps", type=int, default=4)
     p.add_argument("--global-batch", type=int, default=8)
-    p.add_argument("--compile-threads", type=int, default=1,
-                   help="TORCHINDUCTOR_COMPILE_THREADS per rank (0: Inductor's default, min(32, cores))")
+    p.add_argument(
+        "--compile-threads",
+        type=int,
+        default=1,
+        help="TORCHINDUCTOR_COMPILE_THREADS per rank (0: Inductor's default, min(32, cores))",
+    )
     p.add_argument("--poll", type=float, default=2.0)
     p.add_argument("--timeout", type=float, default=2400)
     args = p.parse_args()
@@ -191,12 +267,16 @@ def main():
     grids = [tuple(map(int, g.split("x"))) for g in ([args.ref] if args.ref != "none" else []) + [args.grid]]
     results = [run_grid(tp, fsdp, args) for tp, fsdp in grids]
     ok = all(r["rc"] == 0 for r in results)
-    print("\n| run | processes | wall s | peak RSS (VmHWM) MiB per process, max / mean | private MiB, max / mean "
-          "| sum of Pss GiB | lowest MemAvailable GiB | losses |\n|---|---|---|---|---|---|---|---|")
+    print(
+        "\n| run | processes | wall s | peak RSS (VmHWM) MiB per process, max / mean | private MiB, max / mean "
+        "| sum of Pss GiB | lowest MemAvailable GiB | losses |\n|---|---|---|---|---|---|---|---|"
+    )
     for r in results:
-        print(f"| TP {r['tp']} x FSDP {r['fsdp']} | {r['processes']} | {r['wall_s']} | {r['hwm_mib']['max']} / "
-              f"{r['hwm_mib']['mean']} | {r['private_mib']['max']} / {r['private_mib']['mean']} | {r['sum_pss_gib']} "
-              f"| {r['min_available_gib']} | {', '.join(f'{x:.4f}' for x in r['losses'])} |")
+        print(
+            f"| TP {r['tp']} x FSDP {r['fsdp']} | {r['processes']} | {r['wall_s']} | {r['hwm_mib']['max']} / "
+            f"{r['hwm_mib']['mean']} | {r['private_mib']['max']} / {r['private_mib']['mean']} | {r['sum_pss_gib']} "
+            f"| {r['min_available_gib']} | {', '.join(f'{x:.4f}' for x in r['losses'])} |"
+        )
     if len(results) == 2 and ok:
         same, text = compare(results[1]["losses"], results[0]["losses"])
         print(("losses match: " if same else "LOSSES DIFFER: ") + text)

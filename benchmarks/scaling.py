@@ -75,19 +75,26 @@ def main() -> None:
     parser.add_argument("--worlds", type=int, nargs="+", default=[2, 4, 8])
     args = parser.parse_args()
     print(f"host: {socket.gethostname()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
-    print("\n| world | ranks per core | allreduce 8 B us (gloo/neuron) | allreduce 1 MiB busbw GB/s (neuron/gloo) "
-          "| allreduce 16 MiB busbw GB/s (neuron/gloo) | FSDP2 step ms neuron | FSDP2 step ms gloo | gloo/neuron |")
+    print(
+        "\n| world | ranks per core | allreduce 8 B us (gloo/neuron) | allreduce 1 MiB busbw GB/s (neuron/gloo) "
+        "| allreduce 16 MiB busbw GB/s (neuron/gloo) | FSDP2 step ms neuron | FSDP2 step ms gloo | gloo/neuron |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for world in args.worlds:
         rows = run_world(world, SIZES)
         t = {(r["op"], r["bytes"], r["backend"]): r["seconds"] for r in rows}
-        cells = [f"{t['allreduce', 8, 'neuron'] * 1e6:.1f} ({t['allreduce', 8, 'gloo'] / t['allreduce', 8, 'neuron']:.0f}x)"]
+        cells = [
+            f"{t['allreduce', 8, 'neuron'] * 1e6:.1f} ({t['allreduce', 8, 'gloo'] / t['allreduce', 8, 'neuron']:.0f}x)"
+        ]
         for size in SIZES[1:]:
             n, g = (bus_bandwidth("allreduce", size, world, t["allreduce", size, b]) / 1e9 for b in ("neuron", "gloo"))
             cells.append(f"{n:.2f} ({n / g:.1f}x)")
         step = fsdp_step(world)
-        print(f"| {world} | {world / os.cpu_count():g} | {' | '.join(cells)} | {step['neuron'] * 1e3:.1f} | "
-              f"{step['gloo'] * 1e3:.1f} | {step['gloo'] / step['neuron']:.2f} |", flush=True)
+        print(
+            f"| {world} | {world / os.cpu_count():g} | {' | '.join(cells)} | {step['neuron'] * 1e3:.1f} | "
+            f"{step['gloo'] * 1e3:.1f} | {step['gloo'] / step['neuron']:.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -10,11 +10,11 @@ Run: OMP_NUM_THREADS=1 .venv/bin/torchrun --standalone --nproc_per_node 2 \\
 import sys
 import time
 
-import torch
-import torch_neuronx  # noqa: F401
-
 import _paths  # noqa: F401  (the repository root on sys.path, for `examples`)
+import torch
 from _paths import ROOT
+
+import torch_neuronx  # noqa: F401
 from examples.demo_generate import NEW_TOKENS, load_tp_model, make_generation_config, make_inputs
 
 

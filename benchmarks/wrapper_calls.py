@@ -11,7 +11,6 @@ Run: .venv/bin/python benchmarks/wrapper_calls.py
 import timeit
 
 import torch
-
 import torch_neuronx._C as C
 
 N = 200_000
@@ -28,8 +27,10 @@ def main() -> None:
     rows = [
         ("CPU wrapper: empty_strided_cpu", lambda: empty_cpu(SIZE, STRIDE, torch.float32)),
         ("neuron wrapper: _C._empty_strided_neuron", lambda: C._empty_strided_neuron(SIZE, STRIDE, torch.float32, 0)),
-        ("before: torch.empty_strided(device='neuron')",
-         lambda: torch.empty_strided(SIZE, STRIDE, device="neuron", dtype=torch.float32)),
+        (
+            "before: torch.empty_strided(device='neuron')",
+            lambda: torch.empty_strided(SIZE, STRIDE, device="neuron", dtype=torch.float32),
+        ),
         ("neuron wrapper: _C._before_host_kernels (once per graph)", lambda: C._before_host_kernels(0)),
     ]
     times = {name: ns(fn) for name, fn in rows}

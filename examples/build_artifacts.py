@@ -54,8 +54,10 @@ def qa_pairs(count: int, seed: int) -> list[tuple[str, str]]:
 
 
 def conversations(count: int, seed: int) -> list[dict]:
-    return [{"prompt": q, "messages": [{"role": "user", "content": q}, {"role": "assistant", "content": a}]}
-            for q, a in qa_pairs(count, seed)]
+    return [
+        {"prompt": q, "messages": [{"role": "user", "content": q}, {"role": "assistant", "content": a}]}
+        for q, a in qa_pairs(count, seed)
+    ]
 
 
 def build_tokenizer(out: Path, texts: list[str]):
@@ -65,18 +67,32 @@ def build_tokenizer(out: Path, texts: list[str]):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=384, special_tokens=SPECIAL,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=384, special_tokens=SPECIAL, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     tok.train_from_iterator(texts, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                   bos_token=None, unk_token=None, model_max_length=1024)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        bos_token=None,
+        unk_token=None,
+        model_max_length=1024,
+    )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(out)
     return fast
 
 
-def build_model(arch: str, tokenizer, out: Path, initializer_range: float = 0.05, kv_heads: int = 2,
-                hidden_size: int = 128, heads: int = 4) -> None:
+def build_model(
+    arch: str,
+    tokenizer,
+    out: Path,
+    initializer_range: float = 0.05,
+    kv_heads: int = 2,
+    hidden_size: int = 128,
+    heads: int = 4,
+) -> None:
     """A tiny random-weight model of `arch` ("qwen3" or "llama") with the
     tokenizer, saved to `out`. A larger initializer range gives random logits
     clear top-1 margins (for tests comparing greedy tokens). TP shards KV
@@ -86,16 +102,27 @@ def build_model(arch: str, tokenizer, out: Path, initializer_range: float = 0.05
     import torch
     import transformers
 
-    common = dict(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-                  num_hidden_layers=4, num_attention_heads=heads, num_key_value_heads=kv_heads,
-                  head_dim=hidden_size // heads, max_position_embeddings=1024,
-                  bos_token_id=None, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                  tie_word_embeddings=True, initializer_range=initializer_range)
+    common = dict(
+        vocab_size=len(tokenizer),
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=4,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=hidden_size // heads,
+        max_position_embeddings=1024,
+        bos_token_id=None,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+        initializer_range=initializer_range,
+    )
     config = {"qwen3": transformers.Qwen3Config, "llama": transformers.LlamaConfig}[arch](**common)
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(config)
-    model.generation_config = transformers.GenerationConfig(eos_token_id=tokenizer.eos_token_id,
-                                                            pad_token_id=tokenizer.pad_token_id)
+    model.generation_config = transformers.GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id
+    )
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
 

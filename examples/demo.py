@@ -40,11 +40,36 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SFT_FLAGS = ["--dataset_train_split", "train_sft", "--dtype", "bfloat16", "--max_length", "128",
-             "--packing", "true", "--packing_strategy", "wrapped", "--learning_rate", "3e-3",
-             "--warmup_steps", "0.03", "--num_train_epochs", "3", "--logging_steps", "5",
-             "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "1",
-             "--save_only_model", "true", "--torch_compile", "true", "--report_to", "none"]
+SFT_FLAGS = [
+    "--dataset_train_split",
+    "train_sft",
+    "--dtype",
+    "bfloat16",
+    "--max_length",
+    "128",
+    "--packing",
+    "true",
+    "--packing_strategy",
+    "wrapped",
+    "--learning_rate",
+    "3e-3",
+    "--warmup_steps",
+    "0.03",
+    "--num_train_epochs",
+    "3",
+    "--logging_steps",
+    "5",
+    "--per_device_train_batch_size",
+    "4",
+    "--gradient_accumulation_steps",
+    "1",
+    "--save_only_model",
+    "true",
+    "--torch_compile",
+    "true",
+    "--report_to",
+    "none",
+]
 
 
 def section(title: str) -> None:
@@ -68,8 +93,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="build/demo", type=Path)
     args = parser.parse_args()
-    env = dict(os.environ, OMP_NUM_THREADS="1", HF_DEACTIVATE_ASYNC_LOAD="1", TOKENIZERS_PARALLELISM="false",
-               TORCHINDUCTOR_CACHE_DIR=str(args.out / "inductor-cache"))
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS="1",
+        HF_DEACTIVATE_ASYNC_LOAD="1",
+        TOKENIZERS_PARALLELISM="false",
+        TORCHINDUCTOR_CACHE_DIR=str(args.out / "inductor-cache"),
+    )
     env.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
     section("1. local artifacts (no model hub here)")
@@ -80,12 +110,28 @@ def main() -> None:
     section("2. SFT with TRL on 2 NeuronCores (TP 1 x FSDP 2, bf16, compiled)")
     checkpoint = args.out / "sft-qwen3-tiny"
     start = time.perf_counter()
-    sft_env = dict(env, TP_SIZE="1", FSDP_SIZE="2", TORCH_NEURONX_STRICT="warn",
-                   TORCH_NEURONX_REPORT=str(args.out / "sft-strict-rank{rank}.json"),
-                   TORCH_NEURONX_TRACE=str(args.out / "sft-trace-rank{rank}.json"), TORCH_NEURONX_TRACE_STEPS="2:3")
-    log = torchrun(HERE / "sft_neuron_example.py",
-             ["--model_name_or_path", str(artifacts / "qwen3-tiny"), "--dataset_name", str(artifacts / "qa-chat"),
-              "--output_dir", str(checkpoint), *SFT_FLAGS], sft_env)
+    sft_env = dict(
+        env,
+        TP_SIZE="1",
+        FSDP_SIZE="2",
+        TORCH_NEURONX_STRICT="warn",
+        TORCH_NEURONX_REPORT=str(args.out / "sft-strict-rank{rank}.json"),
+        TORCH_NEURONX_TRACE=str(args.out / "sft-trace-rank{rank}.json"),
+        TORCH_NEURONX_TRACE_STEPS="2:3",
+    )
+    log = torchrun(
+        HERE / "sft_neuron_example.py",
+        [
+            "--model_name_or_path",
+            str(artifacts / "qwen3-tiny"),
+            "--dataset_name",
+            str(artifacts / "qa-chat"),
+            "--output_dir",
+            str(checkpoint),
+            *SFT_FLAGS,
+        ],
+        sft_env,
+    )
     losses = [float(v) for v in re.findall(r"'loss': '?([0-9.]+)", log)]  # the Trainer's logged losses
     print(f"training took {time.perf_counter() - start:.0f} s", end="")
     if losses:
@@ -95,9 +141,11 @@ def main() -> None:
     print(f"checkpoint: {checkpoint} ({', '.join(sorted(p.name for p in checkpoint.glob('*.*')))})")
 
     section("3. generation from the checkpoint, TP=2, static cache, compiled decode")
-    gen_log = torchrun(HERE / "demo_generate.py", [str(checkpoint), str(args.out / "generate-trace-rank{rank}.json")],
-                       dict(env, TORCH_NEURONX_STRICT="warn",
-                            TORCH_NEURONX_REPORT=str(args.out / "generate-strict-rank{rank}.json")))
+    gen_log = torchrun(
+        HERE / "demo_generate.py",
+        [str(checkpoint), str(args.out / "generate-trace-rank{rank}.json")],
+        dict(env, TORCH_NEURONX_STRICT="warn", TORCH_NEURONX_REPORT=str(args.out / "generate-strict-rank{rank}.json")),
+    )
 
     section("4. the source's generation script on the checkpoint, TP=2")
     torchrun(HERE / "generate_tp.py", [], dict(env, MODEL_ID=str(checkpoint)))
@@ -105,21 +153,33 @@ def main() -> None:
     section("5. the source's Diffusers script: Qwen-Image 2.1, TP=2, compiled blocks")
     png = args.out / "capybara.png"
     start = time.perf_counter()
-    torchrun(HERE / "diffusers_tp.py", [], dict(env, MODEL_ID=str(artifacts / "qwen-image21-tiny"),
-                                                DIFFUSERS_SIZE="256", DIFFUSERS_STEPS="8", OUT_PNG=str(png)))
+    torchrun(
+        HERE / "diffusers_tp.py",
+        [],
+        dict(
+            env,
+            MODEL_ID=str(artifacts / "qwen-image21-tiny"),
+            DIFFUSERS_SIZE="256",
+            DIFFUSERS_STEPS="8",
+            OUT_PNG=str(png),
+        ),
+    )
     print(f"rendered {png} in {time.perf_counter() - start:.0f} s")
 
     section("6. what Trainium would do: strict mode, Trainium2 estimates, traces")
     report = [sys.executable, "-m", "torch_neuronx", "report"]
     print("-- the SFT (rank 0):", flush=True)
-    subprocess.run([*report, str(args.out / "sft-strict-rank0.json"), "--png", str(args.out / "sft-step.png")],
-                   check=True, env=env)
+    subprocess.run(
+        [*report, str(args.out / "sft-strict-rank0.json"), "--png", str(args.out / "sft-step.png")], check=True, env=env
+    )
     print("\n-- the generation (rank 0):", flush=True)
     subprocess.run([*report, str(args.out / "generate-strict-rank0.json")], check=True, env=env)
     estimated = re.findall(r"estimated on Trainium2.*", gen_log)
     print(f"\ngeneration {estimated[0] if estimated else '(no estimate printed)'}")
-    print(f"Perfetto traces (open in https://ui.perfetto.dev): {args.out / 'sft-trace-rank0.json'}, "
-          f"{args.out / 'generate-trace-rank0.json'}; step chart: {args.out / 'sft-step.png'}")
+    print(
+        f"Perfetto traces (open in https://ui.perfetto.dev): {args.out / 'sft-trace-rank0.json'}, "
+        f"{args.out / 'generate-trace-rank0.json'}; step chart: {args.out / 'sft-step.png'}"
+    )
 
 
 if __name__ == "__main__":

@@ -10,14 +10,18 @@
 import sys
 import time
 
-import torch, torch.distributed as dist
-import torch_neuronx
+import torch
+import torch.distributed as dist
 from torch.distributed import DeviceMesh
 from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 from transformers.distributed import DistributedConfig
 from transformers.generation.configuration_utils import CompileConfig
 
-MAX_SEQ_LEN = 256; PREFILL_CHUNK_SIZE = 64; NEW_TOKENS = 16
+import torch_neuronx
+
+MAX_SEQ_LEN = 256
+PREFILL_CHUNK_SIZE = 64
+NEW_TOKENS = 16
 QUESTIONS = ["What is 2 plus 3?", "What is 4 plus 4?", "Spell the number 7.", "What is 9 plus 1?"]
 
 
@@ -25,17 +29,26 @@ def make_inputs(tokenizer):
     tokenizer.padding_side = "left"
     return tokenizer.apply_chat_template(
         [[{"role": "user", "content": q}] for q in QUESTIONS],
-        add_generation_prompt=True, padding=True,
-        tokenizer_kwargs={"pad_to_multiple_of": PREFILL_CHUNK_SIZE}, return_tensors="pt", return_dict=True)
+        add_generation_prompt=True,
+        padding=True,
+        tokenizer_kwargs={"pad_to_multiple_of": PREFILL_CHUNK_SIZE},
+        return_tensors="pt",
+        return_dict=True,
+    )
 
 
 def make_generation_config(tokenizer) -> GenerationConfig:
     return GenerationConfig(
-        max_new_tokens=NEW_TOKENS, do_sample=False, use_cache=True,
-        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-        cache_implementation="static", max_cache_len=MAX_SEQ_LEN,
+        max_new_tokens=NEW_TOKENS,
+        do_sample=False,
+        use_cache=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        cache_implementation="static",
+        max_cache_len=MAX_SEQ_LEN,
         prefill_chunk_size=PREFILL_CHUNK_SIZE,
-        compile_config=CompileConfig(backend="neuron", fullgraph=False, dynamic=False))
+        compile_config=CompileConfig(backend="neuron", fullgraph=False, dynamic=False),
+    )
 
 
 def load_tp_model(model_id: str):
@@ -43,7 +56,8 @@ def load_tp_model(model_id: str):
     dist.init_process_group(backend="neuron")
     world_size = dist.get_world_size()
     return AutoModelForCausalLM.from_pretrained(
-        model_id, dtype=torch.bfloat16,
+        model_id,
+        dtype=torch.bfloat16,
         distributed_config=DistributedConfig(tp_size=world_size),
         device_mesh=DeviceMesh("neuron", list(range(world_size))),
     ).eval()
@@ -58,8 +72,9 @@ def main(model_id: str, trace_path: str | None = None) -> None:
 
     def generate():
         with torch.no_grad():
-            return model.generate(inputs["input_ids"], attention_mask=inputs["attention_mask"],
-                                  generation_config=generation_config)
+            return model.generate(
+                inputs["input_ids"], attention_mask=inputs["attention_mask"], generation_config=generation_config
+            )
 
     torch_neuronx.reset_dynamo_metrics()
     start = time.perf_counter()
@@ -78,14 +93,19 @@ def main(model_id: str, trace_path: str | None = None) -> None:
             answer = tokenizer.decode(ids[prompt_len:], skip_special_tokens=True).strip()
             print(f"  Q: {question:24} A: {answer}")
         new_tokens = (output_ids.shape[1] - prompt_len) * len(QUESTIONS)
-        print(f"  TP={world_size}, bf16, static cache, compiled decode: {new_tokens / seconds:.0f} tokens/s "
-              f"({len(QUESTIONS)} prompts x {output_ids.shape[1] - prompt_len} tokens in {seconds:.2f} s; "
-              f"the first generate, which compiled {compiled_graphs} graph(s), took {first:.1f} s)")
-        print(f"  recompilations in the timed generate: {metrics['recompilations']}, "
-              f"CPU fallbacks: {sum(torch_neuronx.get_fallback_ops().values())} {torch_neuronx.get_fallback_ops() or ''}")
+        print(
+            f"  TP={world_size}, bf16, static cache, compiled decode: {new_tokens / seconds:.0f} tokens/s "
+            f"({len(QUESTIONS)} prompts x {output_ids.shape[1] - prompt_len} tokens in {seconds:.2f} s; "
+            f"the first generate, which compiled {compiled_graphs} graph(s), took {first:.1f} s)"
+        )
+        print(
+            f"  recompilations in the timed generate: {metrics['recompilations']}, "
+            f"CPU fallbacks: {sum(torch_neuronx.get_fallback_ops().values())} {torch_neuronx.get_fallback_ops() or ''}"
+        )
     if trace_path:
-        estimate_on_trainium(generate, trace_path, new_tokens=(output_ids.shape[1] - inputs["input_ids"].shape[1])
-                             * len(QUESTIONS))
+        estimate_on_trainium(
+            generate, trace_path, new_tokens=(output_ids.shape[1] - inputs["input_ids"].shape[1]) * len(QUESTIONS)
+        )
     dist.destroy_process_group()
 
 
@@ -94,6 +114,7 @@ def estimate_on_trainium(generate, trace_path: str, new_tokens: int) -> None:
     tokens/s its estimated-Trainium2 track gives (device time only: the host
     is assumed never to hold the device up)."""
     from torch.profiler import ProfilerActivity, profile
+
     from torch_neuronx.observability import trace_report
 
     path = trace_path.replace("{rank}", str(dist.get_rank()))
@@ -103,8 +124,10 @@ def estimate_on_trainium(generate, trace_path: str, new_tokens: int) -> None:
     _, estimated = trace_report.per_family(trace_report.load(path))
     est_s = sum(sum(v.values()) for v in estimated.values()) / 1e6
     if dist.get_rank() == 0:
-        print(f"  estimated on Trainium2 (TP={dist.get_world_size()} NeuronCores): {new_tokens / est_s:.0f} tokens/s "
-              f"({est_s * 1e3:.2f} ms of device time for {new_tokens} tokens); trace: {path}")
+        print(
+            f"  estimated on Trainium2 (TP={dist.get_world_size()} NeuronCores): {new_tokens / est_s:.0f} tokens/s "
+            f"({est_s * 1e3:.2f} ms of device time for {new_tokens} tokens); trace: {path}"
+        )
 
 
 if __name__ == "__main__":

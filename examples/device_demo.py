@@ -58,8 +58,10 @@ def main() -> None:
         torch.neuron.current_stream().wait_event(end_ev)
         end_ev.synchronize()
         ms = start_ev.elapsed_time(end_ev)
-        print(f"16 MiB pinned host-to-device copy on a high-priority stream, {label}: {ms:.2f} ms "
-              f"({host.nbytes / ms / 1e6:.1f} GB/s)")
+        print(
+            f"16 MiB pinned host-to-device copy on a high-priority stream, {label}: {ms:.2f} ms "
+            f"({host.nbytes / ms / 1e6:.1f} GB/s)"
+        )
     print(f"equal after the copies: {torch.equal(dev.cpu(), host)}")
 
     section("out of memory, and recovery")
@@ -75,11 +77,15 @@ def main() -> None:
     print(torch.neuron.memory_summary(0), end="")
     fallbacks = torch_neuronx.get_fallback_ops()
     native = {k: v for k, v in torch_neuronx.get_executed_ops().items() if k not in fallbacks}
-    print(f"native op runs: {sum(native.values())} ({len(native)} ops); "
-          f"CPU-fallback runs: {sum(fallbacks.values())} ({len(fallbacks)} ops)")
+    print(
+        f"native op runs: {sum(native.values())} ({len(native)} ops); "
+        f"CPU-fallback runs: {sum(fallbacks.values())} ({len(fallbacks)} ops)"
+    )
     top = sorted(fallbacks.items(), key=lambda kv: -kv[1])[:8]
-    print("most frequent fallbacks (native kernels arrive with the eager issue): " +
-          ", ".join(f"{k} x{v}" for k, v in top))
+    print(
+        "most frequent fallbacks (native kernels arrive with the eager issue): "
+        + ", ".join(f"{k} x{v}" for k, v in top)
+    )
 
 
 if __name__ == "__main__":

@@ -51,8 +51,16 @@ dist.destroy_process_group()
 
 
 def callgrind(script: str, n: int, out: Path, env: dict) -> None:
-    cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-line=yes",
-           sys.executable, "-c", script, str(n)]
+    cmd = [
+        "valgrind",
+        "--tool=callgrind",
+        f"--callgrind-out-file={out}",
+        "--dump-line=yes",
+        sys.executable,
+        "-c",
+        script,
+        str(n),
+    ]
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800)
 
 
@@ -93,7 +101,7 @@ def _project_file(name: str) -> str | None:
     for top in ("csrc", "hal"):
         marker = f"{os.sep}{top}{os.sep}"
         if marker in path and str(ROOT) in path:
-            return path[path.index(marker) + 1:]
+            return path[path.index(marker) + 1 :]
     return None
 
 
@@ -118,10 +126,25 @@ def _ranks(script: str, n: int, world: int, tmp: Path, env: dict) -> dict[str, i
     for rank in range(world):
         out = tmp / f"rank{rank}.{n}.out"
         outs.append(out)
-        e = dict(env, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(world),
-                 MASTER_ADDR="127.0.0.1", MASTER_PORT=str(29400 + n % 97))
-        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-line=yes",
-               sys.executable, "-c", script, str(n)]
+        e = dict(
+            env,
+            RANK=str(rank),
+            WORLD_SIZE=str(world),
+            LOCAL_RANK=str(rank),
+            LOCAL_WORLD_SIZE=str(world),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(29400 + n % 97),
+        )
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            "--dump-line=yes",
+            sys.executable,
+            "-c",
+            script,
+            str(n),
+        ]
         procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     for p in procs:
         if p.wait(timeout=1800) != 0:
@@ -132,8 +155,10 @@ def _ranks(script: str, n: int, world: int, tmp: Path, env: dict) -> dict[str, i
 def main() -> None:
     from _figures import Table, report
 
-    walks = {"a tensor's bytes (torch.empty + fill_)": walk("bytes", BYTES, 1),
-             "an all_reduce (world 2)": walk("all_reduce", ALL_REDUCE, 2)}
+    walks = {
+        "a tensor's bytes (torch.empty + fill_)": walk("bytes", BYTES, 1),
+        "an all_reduce (world 2)": walk("all_reduce", ALL_REDUCE, 2),
+    }
     tables = []
     for title, files in walks.items():
         t = Table(f"{title}: {len(files)} files", ["file"])

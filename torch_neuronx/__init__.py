@@ -7,7 +7,6 @@ itself starts lazily, on the first allocation or stream.
 """
 
 
-
 def _autoload() -> None:
     """Entry point of the ``torch.backends`` group: ``import torch`` calls it.
 
@@ -19,10 +18,16 @@ def _autoload() -> None:
 
 import torch  # noqa: E402
 
-from . import _C, settings  # noqa: F401  (_C: the C++ core: allocator, guard, hooks, ops)
-from ._compile.metrics import get_dynamo_metrics, reset_dynamo_metrics
-from .observability.op_tracking import (clear_op_tracking, get_executed_ops, get_fallback_ops, host_staging_stats,
-                           reset_host_staging_stats, set_fallback_warnings)
+from . import _C, settings  # noqa: E402, F401  (_C: the C++ core: allocator, guard, hooks, ops)
+from ._compile.metrics import get_dynamo_metrics, reset_dynamo_metrics  # noqa: E402
+from .observability.op_tracking import (  # noqa: E402
+    clear_op_tracking,
+    get_executed_ops,
+    get_fallback_ops,
+    host_staging_stats,
+    reset_host_staging_stats,
+    set_fallback_warnings,
+)
 
 __all__ = [
     "clear_op_tracking",
@@ -70,12 +75,15 @@ def _register() -> None:
 
 _register()
 
-_LAZY = {"nki": ("torch_neuronx.nki", None), "nki_op": ("torch_neuronx.nki.torch_ops", "nki_op"),
-         "wrap_nki": ("torch_neuronx.nki.torch_ops", "wrap_nki"),
-         "estimate": ("torch_neuronx.estimation.step", "TrainiumEstimate"),
-         "strict": ("torch_neuronx.observability.strict", "strict"),
-         "StrictModeError": ("torch_neuronx.observability.strict", "StrictModeError"),
-         "StrictModeWarning": ("torch_neuronx.observability.strict", "StrictModeWarning")}
+_LAZY = {
+    "nki": ("torch_neuronx.nki", None),
+    "nki_op": ("torch_neuronx.nki.torch_ops", "nki_op"),
+    "wrap_nki": ("torch_neuronx.nki.torch_ops", "wrap_nki"),
+    "estimate": ("torch_neuronx.estimation.step", "TrainiumEstimate"),
+    "strict": ("torch_neuronx.observability.strict", "strict"),
+    "StrictModeError": ("torch_neuronx.observability.strict", "StrictModeError"),
+    "StrictModeWarning": ("torch_neuronx.observability.strict", "StrictModeWarning"),
+}
 
 if settings.value("TORCH_NEURONX_STRICT") not in (None, "off"):  # the environment's mode takes effect at import
     from .observability.strict import StrictModeError, StrictModeWarning, strict  # noqa: F401
@@ -90,6 +98,7 @@ def __getattr__(name):
     if name not in _LAZY:
         raise AttributeError(f"module 'torch_neuronx' has no attribute {name!r}")
     import importlib
+
     module, attr = _LAZY[name]
     value = importlib.import_module(module)
     return value if attr is None else getattr(value, attr)

@@ -12,14 +12,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m torch_neuronx")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("info", help="list the NeuronCores, their memory, the driver and the settings in effect")
-    report = sub.add_parser("report", help="summarise a strict-mode run record (TORCH_NEURONX_STRICT=warn "
-                                           "with TORCH_NEURONX_REPORT=run.json writes one)")
+    report = sub.add_parser(
+        "report",
+        help="summarise a strict-mode run record (TORCH_NEURONX_STRICT=warn "
+        "with TORCH_NEURONX_REPORT=run.json writes one)",
+    )
     report.add_argument("record", nargs="?", help="the run record (default: $TORCH_NEURONX_REPORT)")
-    report.add_argument("--trace", help="a neuron trace (export_chrome_trace's JSON; default: the one the run "
-                                        "record names, written with TORCH_NEURONX_TRACE)")
+    report.add_argument(
+        "--trace",
+        help="a neuron trace (export_chrome_trace's JSON; default: the one the run "
+        "record names, written with TORCH_NEURONX_TRACE)",
+    )
     report.add_argument("--steps", type=int, help="steps in the trace (default: the run record's, else 1)")
-    report.add_argument("--png", help="draw the trace's time per op family, measured and estimated, and the "
-                                      "estimate per engine, into this PNG")
+    report.add_argument(
+        "--png",
+        help="draw the trace's time per op family, measured and estimated, and the estimate per engine, into this PNG",
+    )
     table = sub.add_parser("settings", help="every environment variable torch_neuronx reads, with what it accepts")
     table.add_argument("--markdown", action="store_true", help="as docs/settings.md (generated from this table)")
     args = parser.parse_args(argv)
@@ -30,8 +38,10 @@ def main(argv: list[str] | None = None) -> int:
             print(settings.markdown(), end="")
         else:
             for s in settings.TABLE:
-                print(f"{s.name}\n  default: {s.default or 'unset'}; accepts: {s.accepts()}; read by: {s.reader}\n"
-                      f"  {s.help}")
+                print(
+                    f"{s.name}\n  default: {s.default or 'unset'}; accepts: {s.accepts()}; read by: {s.reader}\n"
+                    f"  {s.help}"
+                )
         return 0
     if args.command == "report":
         from .observability.strict_report import main as report_main

@@ -40,7 +40,8 @@ def _host_span(store, rank: int, size: int, timeout, group: str):
         missing = [r for r in range(size) if not store.check([f"torch_neuronx/host_of/{r}"])]
         raise dist.DistBackendError(
             f"neuron process group '{group}', init: timed out after {int(timeout.total_seconds() * 1000)} ms "
-            f"waiting for rank {', '.join(map(str, missing))} of the group to join ({e})") from None
+            f"waiting for rank {', '.join(map(str, missing))} of the group to join ({e})"
+        ) from None
     ids = [store.get(f"torch_neuronx/host_of/{r}").decode() for r in range(size)]
     if len(set(ids)) == 1:
         return None
@@ -79,10 +80,12 @@ def _create_backend(common_opts, backend_opts):
     leaders_of = [hosts.index(h) for h in range(max(hosts) + 1)]
     leaders = None
     if rank in leaders_of:
-        leaders = dist.ProcessGroupGloo(dist.PrefixStore("torch_neuronx/gloo/leaders/", store),
-                                        leaders_of.index(rank), len(leaders_of), timeout)
-    return _C._create_process_group(store, rank, size, timeout.total_seconds(), str(common_opts.group_id),
-                                    hosts, world, leaders)
+        leaders = dist.ProcessGroupGloo(
+            dist.PrefixStore("torch_neuronx/gloo/leaders/", store), leaders_of.index(rank), len(leaders_of), timeout
+        )
+    return _C._create_process_group(
+        store, rank, size, timeout.total_seconds(), str(common_opts.group_id), hosts, world, leaders
+    )
 
 
 def register() -> None:

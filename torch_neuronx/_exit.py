@@ -53,7 +53,8 @@ def _flush_autograd_device_threads() -> None:
         # runs, through the device thread (multithreading on for this call).
         with torch.autograd.set_multithreading_enabled(True):
             torch.autograd.Variable._execution_engine.run_backward(
-                (out,), (torch.ones_like(out),), False, False, (), True, True)
+                (out,), (torch.ones_like(out),), False, False, (), True, True
+            )
 
 
 def _before_finalization() -> None:

@@ -16,9 +16,10 @@ tensor cannot be sent on (send a ``clone()``); a storage alone cannot be sent.
 
 from __future__ import annotations
 
+from multiprocessing.reduction import ForkingPickler
+
 import torch
 import torch.multiprocessing.reductions as torch_reductions
-from multiprocessing.reduction import ForkingPickler
 
 from . import _C
 
@@ -28,7 +29,8 @@ def _check_sendable(tensor: torch.Tensor) -> None:
         raise RuntimeError(
             "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd does "
             "not support crossing process boundaries. If you just want to transfer the data, call "
-            "detach() on the tensor before serializing (e.g., putting it on the queue).")
+            "detach() on the tensor before serializing (e.g., putting it on the queue)."
+        )
     torch.utils.hooks.warn_if_has_hooks(tensor)
 
 
@@ -39,8 +41,15 @@ def reduce_tensor(tensor: torch.Tensor):
         return torch_reductions.reduce_tensor(tensor)
     _check_sendable(tensor)
     storage = tensor.untyped_storage()
-    meta = (type(tensor), tuple(tensor.size()), tuple(tensor.stride()), tensor.storage_offset(),
-            tensor.dtype, tensor.device.index, tensor.requires_grad)
+    meta = (
+        type(tensor),
+        tuple(tensor.size()),
+        tuple(tensor.stride()),
+        tensor.storage_offset(),
+        tensor.dtype,
+        tensor.device.index,
+        tensor.requires_grad,
+    )
     if storage.nbytes() == 0:
         return rebuild_neuron_tensor, meta
     handle = (_C._share_storage(tensor), storage.nbytes())  # the HAL's handle: plain bytes
@@ -54,8 +63,7 @@ def rebuild_neuron_tensor(cls, size, stride, storage_offset, dtype, device, requ
     else:
         handle_bytes, nbytes = handle
         raw = _C._open_shared_storage(device, handle_bytes, nbytes)
-        t = torch.empty((0,), dtype=dtype, device=raw.device).set_(
-            raw.untyped_storage(), storage_offset, size, stride)
+        t = torch.empty((0,), dtype=dtype, device=raw.device).set_(raw.untyped_storage(), storage_offset, size, stride)
     if cls is torch.nn.Parameter:
         return torch.nn.Parameter(t, requires_grad=requires_grad)
     t.requires_grad = requires_grad
@@ -64,8 +72,10 @@ def rebuild_neuron_tensor(cls, size, stride, storage_offset, dtype, device, requ
 
 def reduce_storage(storage):
     if storage.device.type == "neuron":
-        raise RuntimeError("Cannot pickle a neuron storage for another process; send a neuron tensor "
-                           "(torch.empty(0, device='neuron').set_(storage)) instead")
+        raise RuntimeError(
+            "Cannot pickle a neuron storage for another process; send a neuron tensor "
+            "(torch.empty(0, device='neuron').set_(storage)) instead"
+        )
     return torch_reductions.reduce_storage(storage)
 
 

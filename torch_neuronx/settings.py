@@ -64,62 +64,157 @@ class Setting:
 
 TABLE: tuple[Setting, ...] = (
     # The Neuron runtime's own names (the emulator honours them as NRT does).
-    Setting("NEURON_LOGICAL_NC_CONFIG", "choice", "2", "emulator",
-            "Logical NeuronCore config: `2` pairs physical cores (4 cores of 24 GiB per Trainium2 chip), "
-            "`1` gives 8 cores of 12 GiB.", choices=("1", "2")),
-    Setting("NEURON_RT_VISIBLE_CORES", "cores", "all", "emulator",
-            "Logical cores this process sees; they become `neuron:0..n-1`."),
+    Setting(
+        "NEURON_LOGICAL_NC_CONFIG",
+        "choice",
+        "2",
+        "emulator",
+        "Logical NeuronCore config: `2` pairs physical cores (4 cores of 24 GiB per Trainium2 chip), "
+        "`1` gives 8 cores of 12 GiB.",
+        choices=("1", "2"),
+    ),
+    Setting(
+        "NEURON_RT_VISIBLE_CORES",
+        "cores",
+        "all",
+        "emulator",
+        "Logical cores this process sees; they become `neuron:0..n-1`.",
+    ),
     Setting("NEURON_RT_NUM_CORES", "int", "all", "emulator", "Keep only the first N visible cores.", low=0),
-    Setting("NEURON_LAUNCH_BLOCKING", "bool", "0", "emulator",
-            "Every queued item completes before its submission returns (matters with "
-            "`TORCH_NEURONX_EMU_QUEUE=thread`)."),
-    Setting("NEURON_PLATFORM_TARGET_OVERRIDE", "choice", "trn2", "Python",
-            "The NeuronCore generation NKI kernels are checked and estimated for; overrides "
-            "`nki.jit(platform_target=...)`.", choices=("trn1", "inf2", "gen2", "trn2", "gen3", "trn3", "gen4")),
+    Setting(
+        "NEURON_LAUNCH_BLOCKING",
+        "bool",
+        "0",
+        "emulator",
+        "Every queued item completes before its submission returns (matters with `TORCH_NEURONX_EMU_QUEUE=thread`).",
+    ),
+    Setting(
+        "NEURON_PLATFORM_TARGET_OVERRIDE",
+        "choice",
+        "trn2",
+        "Python",
+        "The NeuronCore generation NKI kernels are checked and estimated for; overrides "
+        "`nki.jit(platform_target=...)`.",
+        choices=("trn1", "inf2", "gen2", "trn2", "gen3", "trn3", "gen4"),
+    ),
     # The HAL and the emulator.
-    Setting("TORCH_NEURONX_DRIVER", "choice", "emu", "HAL",
-            "The HAL driver: `emu` (the NeuronCore emulator) or `null` (the skeleton a hardware port starts "
-            "from: no devices).", choices=("emu", "null")),
-    Setting("TORCH_NEURONX_EMU_HBM", "size", "per LNC", "emulator",
-            "Device memory per logical core (default: 24 GiB at LNC=2, 12 GiB at LNC=1)."),
-    Setting("TORCH_NEURONX_EMU_CHIPS", "int", "1", "emulator",
-            "Emulated Trainium2 chips; cores = chips x 8 / LNC.", low=1, high=16),
-    Setting("TORCH_NEURONX_EMU_QUEUE", "choice", "inline", "emulator",
-            "Stream execution: `inline` runs queued work on the calling thread (cheapest per op), `thread` "
-            "runs each stream on a worker thread.", choices=("inline", "thread")),
-    Setting("TORCH_NEURONX_EMU_HOST_ADDRESSABLE", "bool", "1", "emulator",
-            "Off: the devices do not report host-addressable memory, as a hardware driver may not; ops, "
-            "collectives and compiled graphs then stage device bytes through host copies "
-            "(`torch_neuronx.host_staging_stats()`)."),
+    Setting(
+        "TORCH_NEURONX_DRIVER",
+        "choice",
+        "emu",
+        "HAL",
+        "The HAL driver: `emu` (the NeuronCore emulator) or `null` (the skeleton a hardware port starts "
+        "from: no devices).",
+        choices=("emu", "null"),
+    ),
+    Setting(
+        "TORCH_NEURONX_EMU_HBM",
+        "size",
+        "per LNC",
+        "emulator",
+        "Device memory per logical core (default: 24 GiB at LNC=2, 12 GiB at LNC=1).",
+    ),
+    Setting(
+        "TORCH_NEURONX_EMU_CHIPS",
+        "int",
+        "1",
+        "emulator",
+        "Emulated Trainium2 chips; cores = chips x 8 / LNC.",
+        low=1,
+        high=16,
+    ),
+    Setting(
+        "TORCH_NEURONX_EMU_QUEUE",
+        "choice",
+        "inline",
+        "emulator",
+        "Stream execution: `inline` runs queued work on the calling thread (cheapest per op), `thread` "
+        "runs each stream on a worker thread.",
+        choices=("inline", "thread"),
+    ),
+    Setting(
+        "TORCH_NEURONX_EMU_HOST_ADDRESSABLE",
+        "bool",
+        "1",
+        "emulator",
+        "Off: the devices do not report host-addressable memory, as a hardware driver may not; ops, "
+        "collectives and compiled graphs then stage device bytes through host copies "
+        "(`torch_neuronx.host_staging_stats()`).",
+    ),
     # The core and the Python package.
-    Setting("TORCH_NEURONX_FALLBACK_WARN", "bool", "1", "core",
-            "Off silences the once-per-op warning of the copying CPU fallback (it is still counted)."),
-    Setting("TORCH_NEURONX_DIRECT_COLLECTIVES", "bool", "1", "core",
-            "Off makes allreduce, all-gather and reduce-scatter past 64 KiB per rank go through the process "
-            "group's shared-memory slots instead of reading the peers' device memory in place (same results, "
-            "bitwise). Set it alike on every rank."),
-    Setting("TORCH_NEURONX_AUTOGRAD_THREAD", "bool", "0", "Python",
-            "On keeps PyTorch's autograd thread per device for neuron's backward; by default, with the "
-            "emulator, the backward runs on the thread that calls it, as a CPU tensor's does."),
-    Setting("TORCH_NEURONX_COMPILE_FALLBACK", "bool", "0", "Python",
-            "On: a graph the `neuron` compile backend cannot compile runs eagerly (with a warning) instead "
-            "of raising; also `options={\"eager_fallback\": True}`."),
-    Setting("TORCH_NEURONX_STRICT", "choice", "off", "Python",
-            "Strict mode for the whole process: `warn` reports, `error` refuses what would fail or be slow "
-            "on Trainium (docs/observe.md); `warn` prints the report at exit.",
-            choices=("off", "warn", "error"),
-            aliases=(("0", "off"), ("false", "off"), ("1", "warn"), ("true", "warn"))),
-    Setting("TORCH_NEURONX_REPORT", "path", "", "Python",
-            "Strict mode's run record (JSON) is written here at exit (`{rank}` becomes the process's rank); "
-            "`python -m torch_neuronx report` reads it."),
-    Setting("TORCH_NEURONX_TRACE", "path", "", "Python",
-            "Profile a window of optimizer steps into this Chrome/Perfetto trace (`{rank}` as above), with a "
-            "per-step summary."),
-    Setting("TORCH_NEURONX_TRACE_STEPS", "steps", "2:3", "Python",
-            "That window, `skip:count` optimizer steps; also the steps strict mode's report estimates."),
-    Setting("TORCH_NEURONX_HOST_ID", "text", "hostname + network namespace", "Python",
-            "What counts as one host for the `neuron` process group: ranks with equal ids meet in shared "
-            "memory, others over TCP (Gloo; `GLOO_SOCKET_IFNAME` picks the interface)."),
+    Setting(
+        "TORCH_NEURONX_FALLBACK_WARN",
+        "bool",
+        "1",
+        "core",
+        "Off silences the once-per-op warning of the copying CPU fallback (it is still counted).",
+    ),
+    Setting(
+        "TORCH_NEURONX_DIRECT_COLLECTIVES",
+        "bool",
+        "1",
+        "core",
+        "Off makes allreduce, all-gather and reduce-scatter past 64 KiB per rank go through the process "
+        "group's shared-memory slots instead of reading the peers' device memory in place (same results, "
+        "bitwise). Set it alike on every rank.",
+    ),
+    Setting(
+        "TORCH_NEURONX_AUTOGRAD_THREAD",
+        "bool",
+        "0",
+        "Python",
+        "On keeps PyTorch's autograd thread per device for neuron's backward; by default, with the "
+        "emulator, the backward runs on the thread that calls it, as a CPU tensor's does.",
+    ),
+    Setting(
+        "TORCH_NEURONX_COMPILE_FALLBACK",
+        "bool",
+        "0",
+        "Python",
+        "On: a graph the `neuron` compile backend cannot compile runs eagerly (with a warning) instead "
+        'of raising; also `options={"eager_fallback": True}`.',
+    ),
+    Setting(
+        "TORCH_NEURONX_STRICT",
+        "choice",
+        "off",
+        "Python",
+        "Strict mode for the whole process: `warn` reports, `error` refuses what would fail or be slow "
+        "on Trainium (docs/observe.md); `warn` prints the report at exit.",
+        choices=("off", "warn", "error"),
+        aliases=(("0", "off"), ("false", "off"), ("1", "warn"), ("true", "warn")),
+    ),
+    Setting(
+        "TORCH_NEURONX_REPORT",
+        "path",
+        "",
+        "Python",
+        "Strict mode's run record (JSON) is written here at exit (`{rank}` becomes the process's rank); "
+        "`python -m torch_neuronx report` reads it.",
+    ),
+    Setting(
+        "TORCH_NEURONX_TRACE",
+        "path",
+        "",
+        "Python",
+        "Profile a window of optimizer steps into this Chrome/Perfetto trace (`{rank}` as above), with a "
+        "per-step summary.",
+    ),
+    Setting(
+        "TORCH_NEURONX_TRACE_STEPS",
+        "steps",
+        "2:3",
+        "Python",
+        "That window, `skip:count` optimizer steps; also the steps strict mode's report estimates.",
+    ),
+    Setting(
+        "TORCH_NEURONX_HOST_ID",
+        "text",
+        "hostname + network namespace",
+        "Python",
+        "What counts as one host for the `neuron` process group: ranks with equal ids meet in shared "
+        "memory, others over TCP (Gloo; `GLOO_SOCKET_IFNAME` picks the interface).",
+    ),
 )
 
 BY_NAME = {s.name: s for s in TABLE}
@@ -129,8 +224,9 @@ FOREIGN = ("RANK", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "WORLD_SIZE")
 
 
 def _bad(s: Setting, value: str) -> SettingError:
-    return SettingError(f"{s.name}={value!r} is not valid: it accepts {s.accepts()}. Unset it for the default "
-                        f"({s.default or 'unset'}).")
+    return SettingError(
+        f"{s.name}={value!r} is not valid: it accepts {s.accepts()}. Unset it for the default ({s.default or 'unset'})."
+    )
 
 
 def parse(name: str, value: str):
@@ -219,8 +315,11 @@ def check_at_import() -> list[str]:
     if bad:
         import warnings
 
-        warnings.warn("torch_neuronx: " + " ".join(bad) + " The neuron device raises this at its first use.",
-                      SettingWarning, stacklevel=3)
+        warnings.warn(
+            "torch_neuronx: " + " ".join(bad) + " The neuron device raises this at its first use.",
+            SettingWarning,
+            stacklevel=3,
+        )
     return bad
 
 
@@ -243,12 +342,17 @@ def in_effect(environ=None) -> list[str]:
 
 def markdown() -> str:
     """docs/settings.md: the table, generated."""
-    lines = ["# Settings", "",
-             "Every environment variable TorchNeuron reads. Generated from `torch_neuronx/settings.py` by",
-             "`python -m torch_neuronx settings --markdown > docs/settings.md`; `python -m torch_neuronx info`",
-             "prints the values in effect. An unset or empty variable takes its default; a value that does not",
-             "parse is refused with an error naming the variable and what it accepts.", "",
-             "| variable | default | accepts | read by | what it does |", "|---|---|---|---|---|"]
+    lines = [
+        "# Settings",
+        "",
+        "Every environment variable TorchNeuron reads. Generated from `torch_neuronx/settings.py` by",
+        "`python -m torch_neuronx settings --markdown > docs/settings.md`; `python -m torch_neuronx info`",
+        "prints the values in effect. An unset or empty variable takes its default; a value that does not",
+        "parse is refused with an error naming the variable and what it accepts.",
+        "",
+        "| variable | default | accepts | read by | what it does |",
+        "|---|---|---|---|---|",
+    ]
     for s in TABLE:
         lines.append(f"| `{s.name}` | {s.default or 'unset'} | {s.accepts()} | {s.reader} | {s.help} |")
     lines += ["", "Read but not owned: torchrun's " + ", ".join(f"`{n}`" for n in FOREIGN) + "."]

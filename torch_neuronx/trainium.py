@@ -48,7 +48,7 @@ GiB = 1024 * MiB
 class NeuronCore:
     name: str
     generation: str
-    cores_per_chip: int            # [chip]
+    cores_per_chip: int  # [chip]
     # -- on-chip memory [arch-*], [tile]
     partitions: int
     sbuf_bytes_per_partition: int
@@ -61,11 +61,11 @@ class NeuronCore:
     psum_fmax: int
     bn_stats_fmax: int
     # -- engine clocks [arch-*] and instruction costs [isa]
-    tensor_clock_hz: float         # 128 x 128 PE array: one moving column per cycle
+    tensor_clock_hz: float  # 128 x 128 PE array: one moving column per cycle
     vector_clock_hz: float
     scalar_clock_hz: float
     gpsimd_clock_hz: float
-    min_ii_cycles: int             # smallest issue interval of a compute instruction
+    min_ii_cycles: int  # smallest issue interval of a compute instruction
     gpsimd_start_cycles: int
     # -- DMA [dma]
     dma_engines: int
@@ -74,11 +74,11 @@ class NeuronCore:
     dma_fixed_latency_s: float
     # -- HBM [chip]
     hbm_bytes_per_s_per_chip: float
-    hbm_bytes_per_chip: int        # capacity; one logical core's share is what a rank can allocate
+    hbm_bytes_per_chip: int  # capacity; one logical core's share is what a rank can allocate
     # -- interconnect [chip], [inst], [lnc]
     neuronlink_bytes_per_s_per_chip: float  # both directions, all links of one chip
-    lnc: int                                # default physical cores per logical core (a rank)
-    instance: str                           # the default instance, a key of INSTANCES
+    lnc: int  # default physical cores per logical core (a rank)
+    instance: str  # the default instance, a key of INSTANCES
 
     @property
     def psum_bank_bytes(self) -> int:
@@ -94,17 +94,42 @@ class NeuronCore:
         return 128 * 128 * 2 * self.tensor_clock_hz
 
 
-_COMMON = dict(partitions=128, psum_bytes_per_partition=16 * KiB, psum_banks=8, pmax=128, gemm_stationary_fmax=128,
-               gemm_moving_fmax=512, psum_fmax=512, bn_stats_fmax=512, min_ii_cycles=64, gpsimd_start_cycles=150,
-               dma_engines=16, partitions_per_dma_engine=8, dma_fixed_latency_s=1.3e-6)
+_COMMON = dict(
+    partitions=128,
+    psum_bytes_per_partition=16 * KiB,
+    psum_banks=8,
+    pmax=128,
+    gemm_stationary_fmax=128,
+    gemm_moving_fmax=512,
+    psum_fmax=512,
+    bn_stats_fmax=512,
+    min_ii_cycles=64,
+    gpsimd_start_cycles=150,
+    dma_engines=16,
+    partitions_per_dma_engine=8,
+    dma_fixed_latency_s=1.3e-6,
+)
 
 # Trainium1, NeuronCore-v2: 2 cores per chip, SBUF 24 MiB = 128 x 192 KiB; Tensor
 # 2.8 GHz, Vector 1.12, Scalar 1.4, GpSimd 1.4 GHz; DMA 17 B/ns per engine;
 # HBM 32 GiB, 820 GiB/s per chip; NeuronLink-v2 384 GB/s per chip (trn1n 768) [inst].
-TRN1 = NeuronCore(name="trn1", generation="NeuronCore-v2", cores_per_chip=2, sbuf_bytes_per_partition=192 * KiB,
-                  tensor_clock_hz=2.8e9, vector_clock_hz=1.12e9, scalar_clock_hz=1.4e9, gpsimd_clock_hz=1.4e9,
-                  dma_bytes_per_s_per_engine=17e9, hbm_bytes_per_s_per_chip=820 * 2**30, hbm_bytes_per_chip=32 * GiB,
-                  neuronlink_bytes_per_s_per_chip=384e9, lnc=1, instance="trn1.32xlarge", **_COMMON)
+TRN1 = NeuronCore(
+    name="trn1",
+    generation="NeuronCore-v2",
+    cores_per_chip=2,
+    sbuf_bytes_per_partition=192 * KiB,
+    tensor_clock_hz=2.8e9,
+    vector_clock_hz=1.12e9,
+    scalar_clock_hz=1.4e9,
+    gpsimd_clock_hz=1.4e9,
+    dma_bytes_per_s_per_engine=17e9,
+    hbm_bytes_per_s_per_chip=820 * 2**30,
+    hbm_bytes_per_chip=32 * GiB,
+    neuronlink_bytes_per_s_per_chip=384e9,
+    lnc=1,
+    instance="trn1.32xlarge",
+    **_COMMON,
+)
 
 # Trainium2, NeuronCore-v3: 8 cores per chip, SBUF 28 MiB = 128 x 224 KiB, PSUM
 # 2 MiB = 128 x 16 KiB in 8 banks; Tensor 2.4 GHz (79 BF16 TFLOPS per core),
@@ -113,19 +138,45 @@ TRN1 = NeuronCore(name="trn1", generation="NeuronCore-v2", cores_per_chip=2, sbu
 # [arch-v3]); NeuronLink-v3 1,024 GB/s per chip within an
 # instance ([inst]; [chip]'s 1.28 TB/s adds the 256 GB/s of the UltraServer's
 # links between instances).
-TRN2 = NeuronCore(name="trn2", generation="NeuronCore-v3", cores_per_chip=8, sbuf_bytes_per_partition=224 * KiB,
-                  tensor_clock_hz=2.4e9, vector_clock_hz=0.96e9, scalar_clock_hz=1.2e9, gpsimd_clock_hz=1.2e9,
-                  dma_bytes_per_s_per_engine=23e9, hbm_bytes_per_s_per_chip=2.9e12, hbm_bytes_per_chip=96 * GiB,
-                  neuronlink_bytes_per_s_per_chip=1024e9, lnc=2, instance="trn2.48xlarge", **_COMMON)
+TRN2 = NeuronCore(
+    name="trn2",
+    generation="NeuronCore-v3",
+    cores_per_chip=8,
+    sbuf_bytes_per_partition=224 * KiB,
+    tensor_clock_hz=2.4e9,
+    vector_clock_hz=0.96e9,
+    scalar_clock_hz=1.2e9,
+    gpsimd_clock_hz=1.2e9,
+    dma_bytes_per_s_per_engine=23e9,
+    hbm_bytes_per_s_per_chip=2.9e12,
+    hbm_bytes_per_chip=96 * GiB,
+    neuronlink_bytes_per_s_per_chip=1024e9,
+    lnc=2,
+    instance="trn2.48xlarge",
+    **_COMMON,
+)
 
 # Trainium3, NeuronCore-v4: 8 cores per chip, SBUF 32 MiB = 128 x 256 KiB; Tensor
 # 2.4 GHz, Vector 1.2, Scalar 1.2, GpSimd 1.2 GHz; DMA 33 B/ns per engine; HBM
 # 144 GiB, 4.9 TB/s per chip (4.7 in [arch-v4]); NeuronLink-v4 2.56 TB/s per chip [chip]
 # (2,048 GiB/s in [inst]).
-TRN3 = NeuronCore(name="trn3", generation="NeuronCore-v4", cores_per_chip=8, sbuf_bytes_per_partition=256 * KiB,
-                  tensor_clock_hz=2.4e9, vector_clock_hz=1.2e9, scalar_clock_hz=1.2e9, gpsimd_clock_hz=1.2e9,
-                  dma_bytes_per_s_per_engine=33e9, hbm_bytes_per_s_per_chip=4.9e12, hbm_bytes_per_chip=144 * GiB,
-                  neuronlink_bytes_per_s_per_chip=2.56e12, lnc=2, instance="trn3-gen1-server", **_COMMON)
+TRN3 = NeuronCore(
+    name="trn3",
+    generation="NeuronCore-v4",
+    cores_per_chip=8,
+    sbuf_bytes_per_partition=256 * KiB,
+    tensor_clock_hz=2.4e9,
+    vector_clock_hz=1.2e9,
+    scalar_clock_hz=1.2e9,
+    gpsimd_clock_hz=1.2e9,
+    dma_bytes_per_s_per_engine=33e9,
+    hbm_bytes_per_s_per_chip=4.9e12,
+    hbm_bytes_per_chip=144 * GiB,
+    neuronlink_bytes_per_s_per_chip=2.56e12,
+    lnc=2,
+    instance="trn3-gen1-server",
+    **_COMMON,
+)
 
 CORES = {"trn1": TRN1, "trn2": TRN2, "trn3": TRN3}
 
@@ -139,8 +190,8 @@ def ranks_per_chip(core: NeuronCore) -> int:
 @dataclass(frozen=True)
 class Instance:
     name: str
-    chips: int                 # [inst]
-    efa_bytes_per_s: float     # per instance, one direction (EFA Gbps / 8); 0: no EFA figure
+    chips: int  # [inst]
+    efa_bytes_per_s: float  # per instance, one direction (EFA Gbps / 8); 0: no EFA figure
 
 
 # trn1.32xlarge: 16 chips, EFA 800 Gbps (trn1n.32xlarge 1,600). trn2.48xlarge
@@ -148,12 +199,16 @@ class Instance:
 # 1 chip [chip], [lnc]; AWS's Neuron pages give it no EFA figure. Trn3 Gen1
 # UltraServer: 4 servers of 16 chips, EFA 12,800 Gbps per UltraServer, so
 # 3,200 per server.
-INSTANCES = {i.name: i for i in (
-    Instance("trn1.32xlarge", chips=16, efa_bytes_per_s=800e9 / 8),
-    Instance("trn1n.32xlarge", chips=16, efa_bytes_per_s=1600e9 / 8),
-    Instance("trn2.48xlarge", chips=16, efa_bytes_per_s=3200e9 / 8),
-    Instance("trn2.3xlarge", chips=1, efa_bytes_per_s=0.0),
-    Instance("trn3-gen1-server", chips=16, efa_bytes_per_s=12800e9 / 8 / 4))}
+INSTANCES = {
+    i.name: i
+    for i in (
+        Instance("trn1.32xlarge", chips=16, efa_bytes_per_s=800e9 / 8),
+        Instance("trn1n.32xlarge", chips=16, efa_bytes_per_s=1600e9 / 8),
+        Instance("trn2.48xlarge", chips=16, efa_bytes_per_s=3200e9 / 8),
+        Instance("trn2.3xlarge", chips=1, efa_bytes_per_s=0.0),
+        Instance("trn3-gen1-server", chips=16, efa_bytes_per_s=12800e9 / 8 / 4),
+    )
+}
 
 # Collective latency per step (hop) of an algorithm: within an instance "about
 # 1-2 us (HBM load dependent)" [cc-intra]: the midpoint, chosen before any
@@ -175,16 +230,25 @@ def hbm_bytes_per_s(core: NeuronCore) -> float:
     return core.hbm_bytes_per_s_per_chip / core.cores_per_chip
 
 
-def roofline_parts(core: NeuronCore, *, flops: float = 0.0, hbm_bytes: float = 0.0, elements: float = 0.0,
-                   engine: str = "vector", fp32_matmul: bool = False) -> dict[str, float]:
+def roofline_parts(
+    core: NeuronCore,
+    *,
+    flops: float = 0.0,
+    hbm_bytes: float = 0.0,
+    elements: float = 0.0,
+    engine: str = "vector",
+    fp32_matmul: bool = False,
+) -> dict[str, float]:
     """Seconds one op run alone on `core` needs from each resource: "dma"
     (its operands streamed through the core's HBM share), "tensor" (its
     matmul FLOPs at the Tensor engine's peak, fp32 at a quarter [isa]) and
     `engine` (its elementwise work, one element per partition lane per cycle)."""
     clock = {"vector": core.vector_clock_hz, "scalar": core.scalar_clock_hz, "gpsimd": core.gpsimd_clock_hz}[engine]
-    return {"dma": hbm_bytes / hbm_bytes_per_s(core),
-            "tensor": flops / core.tensor_bf16_flops * (4 if fp32_matmul else 1),
-            engine: elements / (core.partitions * clock)}
+    return {
+        "dma": hbm_bytes / hbm_bytes_per_s(core),
+        "tensor": flops / core.tensor_bf16_flops * (4 if fp32_matmul else 1),
+        engine: elements / (core.partitions * clock),
+    }
 
 
 def roofline_s(core: NeuronCore, **work) -> float:

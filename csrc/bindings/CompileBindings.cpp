@@ -61,9 +61,10 @@ PyObject* empty_strided_neuron(PyObject* /*self*/, PyObject* const* args, Py_ssi
   TORCH_CHECK_TYPE(THPDtype_Check(args[2]), "_empty_strided_neuron: dtype must be a torch.dtype, got ",
                    Py_TYPE(args[2])->tp_name);
   const at::ScalarType dtype = reinterpret_cast<THPDtype*>(args[2])->scalar_type;
-  const c10::DeviceGuard guard(c10::Device(c10::DeviceType::PrivateUse1, unpack_device(args[3], "_empty_strided_neuron")));
-  return THPVariable_Wrap(at::detail::empty_strided_generic(
-      sizes, strides, &caching_allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), dtype));
+  const c10::DeviceGuard guard(
+      c10::Device(c10::DeviceType::PrivateUse1, unpack_device(args[3], "_empty_strided_neuron")));
+  return THPVariable_Wrap(at::detail::empty_strided_generic(sizes, strides, &caching_allocator(),
+                                                            c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), dtype));
   END_HANDLE_TH_ERRORS
 }
 

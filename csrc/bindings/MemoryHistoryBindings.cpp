@@ -77,8 +77,8 @@ struct Recorder {
   bool recording = false;
   bool trace = false;  // enabled="all": keep the history, not only the live blocks' stacks
   size_t max_entries = 0;
-  std::vector<Ring> rings;                       // per device
-  ska::flat_hash_map<uintptr_t, Ctx> live;       // stacks of live blocks, by address
+  std::vector<Ring> rings;                                       // per device
+  ska::flat_hash_map<uintptr_t, Ctx> live;                       // stacks of live blocks, by address
   ska::flat_hash_map<uintptr_t, std::shared_ptr<Ctx>> segments;  // of the allocs that made each segment
 };
 
@@ -114,8 +114,8 @@ void on_event(Action action, void* ptr, size_t size, c10::DeviceIndex device, c1
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mu);
   if (!r.recording) return;  // raced with stopping
-  Entry e{action, addr, size, static_cast<int64_t>(stream), static_cast<int64_t>(c10::getTime() / 1000), nullptr,
-          nullptr};
+  Entry e{action,  addr,   size, static_cast<int64_t>(stream), static_cast<int64_t>(c10::getTime() / 1000),
+          nullptr, nullptr};
   switch (action) {
     case Action::kAlloc:
       if (context >= kState) r.live[addr] = ctx;
@@ -195,20 +195,28 @@ void record_memory_history(const std::optional<std::string>& enabled, const std:
 
 const char* action_name(Action a) {
   switch (a) {
-    case Action::kAlloc: return "alloc";
-    case Action::kFreeRequested: return "free_requested";
-    case Action::kFreeCompleted: return "free_completed";
-    case Action::kSegmentAlloc: return "segment_alloc";
-    case Action::kSegmentFree: return "segment_free";
+    case Action::kAlloc:
+      return "alloc";
+    case Action::kFreeRequested:
+      return "free_requested";
+    case Action::kFreeCompleted:
+      return "free_completed";
+    case Action::kSegmentAlloc:
+      return "segment_alloc";
+    case Action::kSegmentFree:
+      return "segment_free";
   }
   return "?";
 }
 
 const char* state_name(SegmentInfo::State s) {
   switch (s) {
-    case SegmentInfo::State::kAllocated: return "active_allocated";
-    case SegmentInfo::State::kPendingFree: return "active_pending_free";
-    case SegmentInfo::State::kInactive: return "inactive";
+    case SegmentInfo::State::kAllocated:
+      return "active_allocated";
+    case SegmentInfo::State::kPendingFree:
+      return "active_pending_free";
+    case SegmentInfo::State::kInactive:
+      return "inactive";
   }
   return "?";
 }
@@ -223,7 +231,8 @@ py::dict memory_snapshot() {
     if (traces.size() < r.rings.size()) traces.resize(r.rings.size());
     for (size_t d = 0; d < r.rings.size(); ++d) {
       const Ring& ring = r.rings[d];
-      for (size_t i = 0; i < ring.entries.size(); ++i) traces[d].push_back(ring.entries[(ring.next + i) % ring.entries.size()]);
+      for (size_t i = 0; i < ring.entries.size(); ++i)
+        traces[d].push_back(ring.entries[(ring.next + i) % ring.entries.size()]);
     }
     live = r.live;
     for (auto& [addr, slot] : r.segments) segment_stacks[addr] = *slot;
@@ -313,8 +322,8 @@ py::dict memory_snapshot() {
 }  // namespace
 
 void bind_memory_history(py::module& m) {
-  m.def("_record_memory_history", &record_memory_history, py::arg("enabled"), py::arg("context"),
-        py::arg("stacks"), py::arg("max_entries"), py::arg("clear_history") = false);
+  m.def("_record_memory_history", &record_memory_history, py::arg("enabled"), py::arg("context"), py::arg("stacks"),
+        py::arg("max_entries"), py::arg("clear_history") = false);
   m.def("_memory_snapshot", &memory_snapshot);
   m.def("_memory_history_recording", [] { return alloc_observer::g_hook.load() != nullptr; });
 }

@@ -12,10 +12,10 @@
 #include "bindings/MemoryHistoryBindings.h"
 #include "bindings/TraceBindings.h"
 #include "dispatch/NeuronHostDispatch.h"
-#include "distributed/onehost/DirectCollectives.h"
 #include "dispatch/NeuronOpTracking.h"
 #include "dispatch/NeuronOutputScope.h"
 #include "distributed/c10d/ProcessGroupNeuron.h"
+#include "distributed/onehost/DirectCollectives.h"
 #include "runtime/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronGenerator.h"
@@ -62,9 +62,8 @@ PYBIND11_MODULE(_C, m) {
     ProcessGroupNeuron::release_all_finished();  // what finished collectives held is free after synchronize
   });
   m.def("_stream_priority", [](int64_t id, int device) {
-    return stream_priority(c10::Stream(c10::Stream::UNSAFE,
-                                       c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)),
-                                       id));
+    return stream_priority(c10::Stream(
+        c10::Stream::UNSAFE, c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(device)), id));
   });
 
   // Memory.
@@ -85,8 +84,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_open_shared_storage", [](int device, const py::bytes& handle, uint64_t nbytes) {
     const auto d = static_cast<c10::DeviceIndex>(device);
     const std::string raw = handle;
-    TORCH_CHECK(raw.size() == sizeof(IpcHandle), "a shared neuron storage's handle has ", raw.size(),
-                " bytes, not ", sizeof(IpcHandle), " (was it sent by another build of torch_neuronx?)");
+    TORCH_CHECK(raw.size() == sizeof(IpcHandle), "a shared neuron storage's handle has ", raw.size(), " bytes, not ",
+                sizeof(IpcHandle), " (was it sent by another build of torch_neuronx?)");
     IpcHandle h{};
     std::memcpy(&h, raw.data(), sizeof(h));
     c10::Storage s = open_storage(d, h, nbytes);
@@ -114,8 +113,9 @@ PYBIND11_MODULE(_C, m) {
 
   // Host access to device memory.
   m.def("_host_addressable", [](int d) { return host_addressable(static_cast<c10::DeviceIndex>(d)); });
-  m.def("_wait_for_producers", [](int d) { wait_for_producers(resolve_device(static_cast<c10::DeviceIndex>(d))); },
-        py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "_wait_for_producers", [](int d) { wait_for_producers(resolve_device(static_cast<c10::DeviceIndex>(d))); },
+      py::call_guard<py::gil_scoped_release>());
   // A CPU tensor over the bytes of a neuron tensor (no copy; keeps its storage alive). The NKI
   // emulator runs kernels on these; it waits for producers first (_wait_for_producers).
   m.def("_host_view", [](const at::Tensor& t) { return host_view(t); });
@@ -147,15 +147,14 @@ PYBIND11_MODULE(_C, m) {
   // perform_nocolor_split on ranks outside the new group).
   py::class_<NeuronBackendOptions, c10d::Backend::Options, c10::intrusive_ptr<NeuronBackendOptions>>(
       m, "NeuronBackendOptions")
-      .def("__deepcopy__", [](const NeuronBackendOptions& self, py::dict) {
-        return c10::make_intrusive<NeuronBackendOptions>(self);
-      });
+      .def("__deepcopy__",
+           [](const NeuronBackendOptions& self, py::dict) { return c10::make_intrusive<NeuronBackendOptions>(self); });
   py::class_<ProcessGroupNeuron, c10d::Backend, c10::intrusive_ptr<ProcessGroupNeuron>>(m, "ProcessGroupNeuron")
-      .def_property_readonly("options",
-                             [](ProcessGroupNeuron& self) {
-                               return c10::static_intrusive_pointer_cast<NeuronBackendOptions>(
-                                   self.getBackendOptions());
-                             })
+      .def_property_readonly(
+          "options",
+          [](ProcessGroupNeuron& self) {
+            return c10::static_intrusive_pointer_cast<NeuronBackendOptions>(self.getBackendOptions());
+          })
       // Only the new group's members rendezvous: the others have nothing to do.
       .def("perform_nocolor_split", [](ProcessGroupNeuron&, const c10::Device&) {});
   // Counters of a group's neuron backend (what dist.ProcessGroup._get_backend gives).
@@ -165,9 +164,12 @@ PYBIND11_MODULE(_C, m) {
     TORCH_CHECK(pg != nullptr, "not a neuron process group backend: ", backend->getBackendName());
     return *pg;
   };
-  m.def("_drain_process_groups", [](double limit_s) {
-    ProcessGroupNeuron::drain_all(std::chrono::milliseconds(static_cast<int64_t>(limit_s * 1000)));
-  }, py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "_drain_process_groups",
+      [](double limit_s) {
+        ProcessGroupNeuron::drain_all(std::chrono::milliseconds(static_cast<int64_t>(limit_s * 1000)));
+      },
+      py::call_guard<py::gil_scoped_release>());
   m.def("_process_group_host_count", [](const BackendPtr& b) { return as_neuron(b).host_count(); });
   m.def("_process_group_tcp_bytes", [](const BackendPtr& b) { return as_neuron(b).tcp_bytes(); });
   m.def("_process_group_peer_mappings", [](const BackendPtr& b) { return as_neuron(b).peer_mappings(); });
@@ -176,11 +178,14 @@ PYBIND11_MODULE(_C, m) {
   // the caller's thread, through the backend's own call path but not c10d's
   // Python layer: the floor benchmarks/collectives.py sets beside a collective.
   m.def("_set_direct_collectives", &dist::set_direct_collectives);
-  m.def("_process_group_meet", [](const BackendPtr& b, int times) {
-    c10d::BarrierOptions opts;
-    opts.asyncOp = false;
-    for (int i = 0; i < times; ++i) as_neuron(b).barrier(opts)->wait();
-  }, py::arg("backend"), py::arg("times") = 1, py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "_process_group_meet",
+      [](const BackendPtr& b, int times) {
+        c10d::BarrierOptions opts;
+        opts.asyncOp = false;
+        for (int i = 0; i < times; ++i) as_neuron(b).barrier(opts)->wait();
+      },
+      py::arg("backend"), py::arg("times") = 1, py::call_guard<py::gil_scoped_release>());
   m.def("_process_group_run_collective",
         [](const BackendPtr& b, const std::string& name, std::vector<at::Tensor> inputs,
            std::vector<at::Tensor> outputs, int root) { return as_neuron(b).run_named(name, inputs, outputs, root); });

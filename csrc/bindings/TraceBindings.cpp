@@ -85,7 +85,11 @@ class PyScope {
  public:
   PyScope(const std::string& kind, const std::string& name, const std::string& detail, int64_t bytes,
           double estimated_us, const std::string& engine)
-      : kind_(kind_of(kind)), name_(name), detail_(detail), bytes_(bytes), estimated_us_(estimated_us),
+      : kind_(kind_of(kind)),
+        name_(name),
+        detail_(detail),
+        bytes_(bytes),
+        estimated_us_(estimated_us),
         engine_(engine) {}
   void enter() {
     scope_ = std::make_unique<trace::ActivityScope>(kind_, name_, detail_.c_str());
@@ -118,30 +122,39 @@ void bind_trace(py::module& m) {
   // An activity that already happened (start/end in ns from _trace_now_ns),
   // on the current device and stream, at the current nesting depth.
   m.def("_trace_now_ns", &trace::now_ns);
-  m.def("_trace_record", [](const std::string& kind, const std::string& name, int64_t start_ns, int64_t end_ns,
-                            int device, const std::string& detail, int64_t bytes, double estimated_us,
-                            const std::string& engine) {
-    if (!trace::active()) return;
-    trace::Activity a;
-    a.kind = kind_of(kind);
-    a.name = name;
-    a.detail = detail;
-    a.start_ns = start_ns;
-    a.end_ns = end_ns;
-    a.device = device;
-    a.stream = current_stream(static_cast<c10::DeviceIndex>(device)).id();
-    a.correlation = trace::current_correlation();
-    a.host_tid = trace::this_host_tid();
-    a.bytes = bytes;
-    a.estimated_us = estimated_us;
-    a.engine = engine;
-    trace::record(std::move(a));
-  });
+  m.def("_trace_record",
+        [](const std::string& kind, const std::string& name, int64_t start_ns, int64_t end_ns, int device,
+           const std::string& detail, int64_t bytes, double estimated_us, const std::string& engine) {
+          if (!trace::active()) return;
+          trace::Activity a;
+          a.kind = kind_of(kind);
+          a.name = name;
+          a.detail = detail;
+          a.start_ns = start_ns;
+          a.end_ns = end_ns;
+          a.device = device;
+          a.stream = current_stream(static_cast<c10::DeviceIndex>(device)).id();
+          a.correlation = trace::current_correlation();
+          a.host_tid = trace::this_host_tid();
+          a.bytes = bytes;
+          a.estimated_us = estimated_us;
+          a.engine = engine;
+          trace::record(std::move(a));
+        });
   // A span whose activities nest under it (a compiled graph's ops).
   py::class_<PyScope>(m, "_TraceScope")
       .def(py::init<std::string, std::string, std::string, int64_t, double, std::string>())
-      .def("__enter__", [](PyScope& s) { s.enter(); return &s; }, py::return_value_policy::reference)
-      .def("__exit__", [](PyScope& s, py::args) { s.exit(); return false; });
+      .def(
+          "__enter__",
+          [](PyScope& s) {
+            s.enter();
+            return &s;
+          },
+          py::return_value_policy::reference)
+      .def("__exit__", [](PyScope& s, py::args) {
+        s.exit();
+        return false;
+      });
   m.def("_set_trace_estimator", [](py::object fn) {
     estimator_fn() = std::move(fn);
     trace::set_estimator(estimator_fn().is_none() ? nullptr : &call_estimator);

@@ -10,8 +10,10 @@ namespace torch_neuronx {
 void SameDeviceCheck::visit(const at::Tensor& t, bool cpu_scalar_ok) {
   if (!t.defined()) return;
   if (t.is_privateuseone()) {
-    if (!neuron_) neuron_ = t.device();
-    else if (*neuron_ != t.device()) other_ = t.device();
+    if (!neuron_)
+      neuron_ = t.device();
+    else if (*neuron_ != t.device())
+      other_ = t.device();
   } else if (!(cpu_scalar_ok && t.is_cpu() && t.dim() == 0)) {
     other_ = t.device();
   }
@@ -30,9 +32,12 @@ std::optional<c10::Device> check_same_device(const c10::OperatorHandle& op, cons
   const auto& args = op.schema().arguments();
   for (size_t i = first; i < stack.size(); ++i) {
     const c10::IValue& v = stack[i];
-    const bool written = i - first < args.size() && args[i - first].alias_info() && args[i - first].alias_info()->isWrite();
-    if (v.isTensor()) check.visit(v.toTensor(), !written);
-    else if (v.isTensorList()) for (const at::Tensor& t : v.toTensorList()) check.visit(t, !written);
+    const bool written =
+        i - first < args.size() && args[i - first].alias_info() && args[i - first].alias_info()->isWrite();
+    if (v.isTensor())
+      check.visit(v.toTensor(), !written);
+    else if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorList()) check.visit(t, !written);
     else if (v.isOptionalTensorList()) {
       // Advanced indexing (index, index_put_, _index_put_impl_, _unsafe_index,
       // ...) takes CPU index tensors and masks on any device, as on CUDA: the
@@ -80,16 +85,18 @@ std::optional<c10::Device> neuron_generator_device(const c10::OperatorHandle& op
 
 // Replaces a None or neuron Generator argument by a CPU generator seeded from
 // the neuron generator's (seed, offset), advancing that offset.
-void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& stack, size_t first,
-                           c10::Device device) {
+void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& stack, size_t first, c10::Device device) {
   const auto& args = op.schema().arguments();
   for (size_t i = 0; i < args.size(); ++i) {
     if (!is_generator_argument(args[i])) continue;
     c10::IValue& v = stack[first + i];
     at::Generator neuron_gen;
-    if (v.isNone()) neuron_gen = default_generator(device.index());
-    else if (v.toGenerator().device().is_privateuseone()) neuron_gen = v.toGenerator();
-    else continue;  // an explicit CPU generator stays
+    if (v.isNone())
+      neuron_gen = default_generator(device.index());
+    else if (v.toGenerator().device().is_privateuseone())
+      neuron_gen = v.toGenerator();
+    else
+      continue;  // an explicit CPU generator stays
     auto* g = at::check_generator<NeuronGeneratorImpl>(neuron_gen);
     uint64_t seed, offset;
     {

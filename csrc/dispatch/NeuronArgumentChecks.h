@@ -43,7 +43,6 @@ std::optional<c10::Device> neuron_generator_device(const c10::OperatorHandle& op
 // Replaces a None or neuron Generator argument by a CPU generator seeded from
 // the neuron generator's (seed, offset), advancing that offset, so CPU random
 // kernels follow torch.manual_seed on neuron.
-void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& stack, size_t first,
-                           c10::Device device);
+void substitute_generators(const c10::OperatorHandle& op, torch::jit::Stack& stack, size_t first, c10::Device device);
 
 }  // namespace torch_neuronx

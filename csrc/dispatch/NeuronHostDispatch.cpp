@@ -63,9 +63,9 @@ struct Alias {
 // A CPU storage over a neuron storage's bytes (not owning them); it may grow
 // through the scoped allocator.
 c10::Storage alias_storage(c10::StorageImpl* s) {
-  return c10::Storage(c10::make_intrusive<c10::StorageImpl>(
-      c10::StorageImpl::use_byte_size_t(), s->nbytes(), c10::DataPtr(s->mutable_data(), c10::Device(c10::kCPU)),
-      scoped_cpu_allocator(), /*resizable=*/true));
+  return c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), s->nbytes(),
+                                                            c10::DataPtr(s->mutable_data(), c10::Device(c10::kCPU)),
+                                                            scoped_cpu_allocator(), /*resizable=*/true));
 }
 
 at::Tensor make_alias(const at::Tensor& t, const c10::Storage& storage) {
@@ -372,8 +372,6 @@ bool zero_copy_on(c10::DeviceIndex device) {
   return g_zero_copy.load(std::memory_order_relaxed) && host_addressable(device);
 }
 
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&host_dispatch>());
-}
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&host_dispatch>()); }
 
 }  // namespace torch_neuronx

@@ -10,9 +10,9 @@ namespace {
 // Ops whose output shape depends on the values of their inputs: the host
 // must wait for the device to size the result.
 bool data_dependent_shape(const std::string& name) {
-  static const char* const names[] = {"aten::nonzero", "aten::masked_select", "aten::unique_consecutive",
-                                      "aten::unique_dim", "aten::_unique", "aten::_unique2",
-                                      "aten::unique_dim_consecutive", "aten::nonzero_numpy"};
+  static const char* const names[] = {
+      "aten::nonzero", "aten::masked_select", "aten::unique_consecutive",     "aten::unique_dim",
+      "aten::_unique", "aten::_unique2",      "aten::unique_dim_consecutive", "aten::nonzero_numpy"};
   for (const char* n : names) {
     if (name == n) return true;
   }

@@ -34,13 +34,13 @@ class TORCH_NEURONX_API OpCounter {
 
 // Counts one run of the native kernel it is placed in and traces it, to the
 // end of the enclosing scope, as a device op (profiler/NeuronTrace.h).
-#define NEURON_COUNT_OP(name)                                                          \
-  static ::torch_neuronx::OpCounter neuron_op_counter_(name);                         \
-  neuron_op_counter_.hit();                                                           \
+#define NEURON_COUNT_OP(name)                                 \
+  static ::torch_neuronx::OpCounter neuron_op_counter_(name); \
+  neuron_op_counter_.hit();                                   \
   ::torch_neuronx::trace::ActivityScope neuron_op_activity_(::torch_neuronx::trace::Kind::kOp, name, "native")
 
 // Counts a native kernel that only changes metadata (no device work, not traced).
-#define NEURON_COUNT_METADATA_OP(name)                         \
+#define NEURON_COUNT_METADATA_OP(name)                        \
   static ::torch_neuronx::OpCounter neuron_op_counter_(name); \
   neuron_op_counter_.hit()
 

@@ -39,8 +39,10 @@ class ScopedCpuAllocator final : public c10::Allocator {
 
   // Raw frees arrive without their scope: device blocks are told apart by lookup.
   static void raw_free(void* ptr) {
-    if (caching_allocator().owns(ptr)) free_device_block(ptr);
-    else fallback()->raw_deleter()(ptr);
+    if (caching_allocator().owns(ptr))
+      free_device_block(ptr);
+    else
+      fallback()->raw_deleter()(ptr);
   }
 };
 
@@ -69,8 +71,7 @@ c10::Storage adopt_storage(c10::StorageImpl& cpu_storage, c10::DeviceIndex devic
   const size_t nbytes = cpu_storage.nbytes();
   c10::DataPtr moved = cpu_storage.set_data_ptr(c10::DataPtr(nullptr, c10::Device(c10::kCPU)));
   void* ptr = moved.release_context();
-  c10::DataPtr neuron(ptr, ptr, caching_allocator().raw_deleter(),
-                      c10::Device(c10::DeviceType::PrivateUse1, device));
+  c10::DataPtr neuron(ptr, ptr, caching_allocator().raw_deleter(), c10::Device(c10::DeviceType::PrivateUse1, device));
   cpu_storage.set_nbytes(0);
   return c10::Storage(c10::make_intrusive<c10::StorageImpl>(c10::StorageImpl::use_byte_size_t(), nbytes,
                                                             std::move(neuron), &caching_allocator(), true));

@@ -15,11 +15,14 @@ bool is_supported_sparse_layout(c10::Layout layout) {
 
 std::vector<at::Tensor> sparse_members(const at::Tensor& t) {
   switch (t.layout()) {
-    case c10::kSparse: return {t._indices(), t._values()};
+    case c10::kSparse:
+      return {t._indices(), t._values()};
     case c10::kSparseCsr:
-    case c10::kSparseBsr: return {t.crow_indices(), t.col_indices(), t.values()};
+    case c10::kSparseBsr:
+      return {t.crow_indices(), t.col_indices(), t.values()};
     case c10::kSparseCsc:
-    case c10::kSparseBsc: return {t.ccol_indices(), t.row_indices(), t.values()};
+    case c10::kSparseBsc:
+      return {t.ccol_indices(), t.row_indices(), t.values()};
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "neuron: ", t.layout(), " tensors are not supported on neuron; strided ",
                                   "and sparse (COO, CSR, CSC, BSR, BSC) tensors are");
@@ -30,8 +33,8 @@ at::Tensor sparse_tensor_like(const at::Tensor& like, const std::vector<at::Tens
   const at::Tensor& values = members.back();
   if (like.layout() == c10::kSparse) {
     return at::_sparse_coo_tensor_with_dims_and_tensors(like.sparse_dim(), like.dense_dim(), like.sizes(), members[0],
-                                                       values, values.options().layout(c10::kSparse),
-                                                       like.is_coalesced());
+                                                        values, values.options().layout(c10::kSparse),
+                                                        like.is_coalesced());
   }
   return at::_sparse_compressed_tensor_unsafe(members[0], members[1], values, like.sizes(),
                                               values.options().layout(like.layout()));

@@ -46,7 +46,8 @@ class Op final : public Base {
   Op() = default;
   explicit Op(at::Tensor& out) : target_(std::ref(out)) {}
 
-  void set_output_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides, at::TensorOptions options) override {
+  void set_output_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
+                          at::TensorOptions options) override {
     set_output(i, sizes, strides, options, /*exact_strides=*/true);
   }
   void set_output_raw_strided(int64_t i, c10::IntArrayRef sizes, c10::IntArrayRef strides,
@@ -54,8 +55,10 @@ class Op final : public Base {
     set_output(i, sizes, strides, options, /*exact_strides=*/false);
   }
   const at::Tensor& maybe_get_output(int64_t i) override {
-    if constexpr (M == Mode::kFunctional) return owned_;
-    else return proxy_ ? *proxy_ : target_->get();
+    if constexpr (M == Mode::kFunctional)
+      return owned_;
+    else
+      return proxy_ ? *proxy_ : target_->get();
   }
 
   // After impl: an out= or in-place target whose strides the kernel could not
@@ -105,8 +108,8 @@ class Op final : public Base {
         TORCH_CHECK(sizes == out.sizes(), "Bad in-place call: input tensor size ", out.sizes(),
                     " and output tensor size ", sizes, " should match");
       } else {
-        TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(),
-                    ", but got ", out.dtype(), " instead");
+        TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(), ", but got ",
+                    out.dtype(), " instead");
         TORCH_CHECK(options.device() == out.device(), "Expected out tensor to have device ", options.device(),
                     ", but got ", out.device(), " instead");
         if (at::native::resize_output(out, sizes) && !strides.empty()) out.as_strided_(sizes, strides);
@@ -129,7 +132,9 @@ class Op final : public Base {
 template <class Base>
 struct TakesHostDispatch {
   template <class... A>
-  static bool check(const A&...) { return false; }
+  static bool check(const A&...) {
+    return false;
+  }
 };
 
 // The three entry points of one structured family. Rest are the meta
@@ -222,8 +227,10 @@ struct Kernels {
   }
   template <class V>
   static const at::Tensor* tensor_or_null(const V& v) {
-    if constexpr (std::is_same_v<std::decay_t<V>, at::Tensor>) return &v;
-    else return nullptr;
+    if constexpr (std::is_same_v<std::decay_t<V>, at::Tensor>)
+      return &v;
+    else
+      return nullptr;
   }
 };
 

@@ -24,22 +24,21 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                      std::optional<at::Tensor> b = h[2].defined() ? std::optional<at::Tensor>(h[2]) : std::nullopt;
                      return std::vector<at::Tensor>{
                          at::convolution(h[0], h[1], b, stride, padding, dilation, transposed, output_padding, groups)};
-                   })
-                       .front();
+                   }).front();
   neuron_op_activity_.add_output(out);
   return out;
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
-    int64_t groups, std::array<bool, 3> output_mask) {
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups,
+    std::array<bool, 3> output_mask) {
   NEURON_COUNT_OP("aten::convolution_backward_overrideable");
   // The bias gradient has one entry per output channel.
   const int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   auto out = run_on_host(input.device(), {grad_output, input, weight}, [&](const auto& h) {
-    auto [gi, gw, gb] = at::convolution_backward(h[0], h[1], h[2], at::IntArrayRef{channels}, stride, padding,
-                                                 dilation, transposed, output_padding, groups, output_mask);
+    auto [gi, gw, gb] = at::convolution_backward(h[0], h[1], h[2], at::IntArrayRef{channels}, stride, padding, dilation,
+                                                 transposed, output_padding, groups, output_mask);
     return std::vector<at::Tensor>{gi, gw, gb};
   });
   neuron_op_activity_.add_input(grad_output);

@@ -14,9 +14,9 @@
 #include <ATen/ops/resize.h>
 #include <torch/library.h>
 
-#include "runtime/NeuronHostAccess.h"
 #include "dispatch/NeuronOpTracking.h"
 #include "runtime/NeuronHal.h"
+#include "runtime/NeuronHostAccess.h"
 #include "runtime/NeuronHostAllocator.h"
 #include "runtime/NeuronStream.h"
 
@@ -24,8 +24,9 @@ namespace torch_neuronx {
 namespace {
 
 bool same_dense_layout(const at::Tensor& a, const at::Tensor& b) {
-  return a.dtype() == b.dtype() && a.is_conj() == b.is_conj() && a.is_neg() == b.is_neg() && a.sizes().equals(b.sizes()) && a.strides().equals(b.strides()) &&
-         a.is_non_overlapping_and_dense() && b.is_non_overlapping_and_dense();
+  return a.dtype() == b.dtype() && a.is_conj() == b.is_conj() && a.is_neg() == b.is_neg() &&
+         a.sizes().equals(b.sizes()) && a.strides().equals(b.strides()) && a.is_non_overlapping_and_dense() &&
+         b.is_non_overlapping_and_dense();
 }
 
 // First byte of a dense tensor's elements (strides are never negative).
@@ -72,8 +73,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   NEURON_COUNT_METADATA_OP("aten::_copy_from");  // traced as a copy, below
   TORCH_CHECK(self.defined() && dst.defined(), "_copy_from: undefined source or destination tensor");
   TORCH_CHECK((self.is_privateuseone() || self.is_cpu()) && (dst.is_privateuseone() || dst.is_cpu()),
-              "copies to or from neuron tensors support cpu and neuron devices, got ", self.device(),
-              " -> ", dst.device());
+              "copies to or from neuron tensors support cpu and neuron devices, got ", self.device(), " -> ",
+              dst.device());
   // The CPU's copy_ refuses these before anything else (TensorIterator's
   // overlap checks); its kernel on host views cannot see them (each view has a
   // storage of its own).

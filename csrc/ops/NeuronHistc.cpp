@@ -16,20 +16,19 @@ namespace {
 
 at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
   NEURON_COUNT_OP("aten::histc");
-  return run_on_host(self.device(), {self}, [&](const auto& h) {
-           if (!at::isIntegralType(h[0].scalar_type(), /*includeBool=*/false)) {
-             return std::vector<at::Tensor>{at::histc(h[0], bins, min, max)};
-           }
-           return std::vector<at::Tensor>{
-               at::histc(h[0].to(at::kDouble), bins, min, max).to(h[0].scalar_type())};
-         })
+  return run_on_host(
+             self.device(), {self},
+             [&](const auto& h) {
+               if (!at::isIntegralType(h[0].scalar_type(), /*includeBool=*/false)) {
+                 return std::vector<at::Tensor>{at::histc(h[0], bins, min, max)};
+               }
+               return std::vector<at::Tensor>{at::histc(h[0].to(at::kDouble), bins, min, max).to(h[0].scalar_type())};
+             })
       .front();
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("histc", histc);
-}
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("histc", histc); }
 
 }  // namespace torch_neuronx

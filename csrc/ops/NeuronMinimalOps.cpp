@@ -18,12 +18,12 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
-#include "runtime/NeuronHostAccess.h"
-#include "runtime/NeuronStorage.h"
 #include "dispatch/NeuronOpTracking.h"
 #include "runtime/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHal.h"
+#include "runtime/NeuronHostAccess.h"
+#include "runtime/NeuronStorage.h"
 #include "runtime/NeuronStream.h"
 
 namespace torch_neuronx {
@@ -35,8 +35,8 @@ c10::DeviceIndex target_device(std::optional<c10::Device> device, std::optional<
                                std::optional<c10::Layout> layout) {
   TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory),
               "Only CPU tensors can be pinned; got pin_memory=True for a neuron tensor");
-  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided,
-              "neuron tensors must be strided; got layout ", c10::layout_or_default(layout));
+  TORCH_CHECK(c10::layout_or_default(layout) == c10::Layout::Strided, "neuron tensors must be strided; got layout ",
+              c10::layout_or_default(layout));
   c10::Device d = c10::device_or_default(device);
   TORCH_CHECK(d.is_privateuseone(), "expected a neuron device, got ", d);
   return resolve_device(d.has_index() ? d.index() : -1);
@@ -99,12 +99,13 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
   int64_t numel = 1;
   for (const c10::SymInt& s : size) numel *= s.expect_int();
   const size_t needed = static_cast<size_t>((self.storage_offset() + numel) * self.element_size());
-  if (numel > 0 && self.storage().nbytes() < needed) resize_storage_bytes(self.storage().unsafeGetStorageImpl(), needed);
+  if (numel > 0 && self.storage().nbytes() < needed)
+    resize_storage_bytes(self.storage().unsafeGetStorageImpl(), needed);
   return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size), memory_format);
 }
 
-at::Tensor& set_source_storage_offset(at::Tensor& self, at::Storage source, int64_t offset,
-                                      c10::IntArrayRef size, c10::IntArrayRef stride) {
+at::Tensor& set_source_storage_offset(at::Tensor& self, at::Storage source, int64_t offset, c10::IntArrayRef size,
+                                      c10::IntArrayRef stride) {
   NEURON_COUNT_METADATA_OP("aten::set_.source_Storage_storage_offset");
   return at::cpu::set_(self, source, offset, size, stride);
 }
@@ -136,8 +137,8 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
 
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
   NEURON_COUNT_OP("aten::fill_.Tensor");
-  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
-              value.dim(), " dimensions.");
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+              " dimensions.");
   return fill_scalar(self, value.item());
 }
 
@@ -150,15 +151,17 @@ at::Tensor& zero(at::Tensor& self) {
 at::Scalar local_scalar_dense(const at::Tensor& self) {
   NEURON_COUNT_OP("aten::_local_scalar_dense");
   TORCH_CHECK(self.numel() > 0, "_local_scalar_dense: the tensor has no elements");
-  if (strict::active()) strict::report("host_sync", "aten::_local_scalar_dense", "the host reads a device value (.item(), bool(), int(), float())");
+  if (strict::active())
+    strict::report("host_sync", "aten::_local_scalar_dense",
+                   "the host reads a device value (.item(), bool(), int(), float())");
   neuron_op_activity_.add_input(self);
   // One element through the HAL on the current stream: a host read, so it
   // synchronizes, and it works for drivers without host-addressable memory.
   at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
   c10::Stream s = current_stream(self.device().index());
   const char* src = static_cast<const char*>(self.storage().data()) + self.storage_offset() * self.element_size();
-  NEURON_HAL_CHECK(hal().memory.copy(hal_stream(s), host.mutable_data_ptr(), src, self.element_size(),
-                                     NHAL_COPY_DEVICE_TO_HOST));
+  NEURON_HAL_CHECK(
+      hal().memory.copy(hal_stream(s), host.mutable_data_ptr(), src, self.element_size(), NHAL_COPY_DEVICE_TO_HOST));
   synchronize_stream(s);
   return at::native::_local_scalar_dense_cpu(host);
 }
@@ -166,8 +169,10 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
 // Tensor.record_stream(s): the block may not be reused before s passes the free.
 void record_stream(at::Tensor& self, c10::Stream stream) {
   NEURON_COUNT_METADATA_OP("aten::record_stream");
-  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1, "record_stream of a neuron tensor needs a "
-              "neuron stream, got ", stream);
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
+              "record_stream of a neuron tensor needs a "
+              "neuron stream, got ",
+              stream);
   caching_allocator().recordStream(self.storage().data_ptr(), stream);
 }
 

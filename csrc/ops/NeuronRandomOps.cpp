@@ -18,9 +18,9 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/NeuronHostAccess.h"
 #include "dispatch/NeuronOpTracking.h"
 #include "runtime/NeuronGenerator.h"
+#include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {
 namespace {
@@ -95,17 +95,28 @@ at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at:
 // integers, {0, 1} for bool, as on CPU.
 int64_t default_random_to(at::ScalarType t) {
   switch (t) {
-    case at::kBool: return 2;
-    case at::kHalf: return (int64_t(1) << 11) + 1;
-    case at::kBFloat16: return (int64_t(1) << 8) + 1;
-    case at::kFloat: return (int64_t(1) << 24) + 1;
-    case at::kDouble: return (int64_t(1) << 53) + 1;
-    case at::kLong: return std::numeric_limits<int64_t>::max();
-    case at::kInt: return int64_t(std::numeric_limits<int32_t>::max()) + 1;
-    case at::kShort: return int64_t(std::numeric_limits<int16_t>::max()) + 1;
-    case at::kChar: return int64_t(std::numeric_limits<int8_t>::max()) + 1;
-    case at::kByte: return int64_t(std::numeric_limits<uint8_t>::max()) + 1;
-    default: TORCH_CHECK(false, "random_ is not supported for dtype ", t, " on neuron");
+    case at::kBool:
+      return 2;
+    case at::kHalf:
+      return (int64_t(1) << 11) + 1;
+    case at::kBFloat16:
+      return (int64_t(1) << 8) + 1;
+    case at::kFloat:
+      return (int64_t(1) << 24) + 1;
+    case at::kDouble:
+      return (int64_t(1) << 53) + 1;
+    case at::kLong:
+      return std::numeric_limits<int64_t>::max();
+    case at::kInt:
+      return int64_t(std::numeric_limits<int32_t>::max()) + 1;
+    case at::kShort:
+      return int64_t(std::numeric_limits<int16_t>::max()) + 1;
+    case at::kChar:
+      return int64_t(std::numeric_limits<int8_t>::max()) + 1;
+    case at::kByte:
+      return int64_t(std::numeric_limits<uint8_t>::max()) + 1;
+    default:
+      TORCH_CHECK(false, "random_ is not supported for dtype ", t, " on neuron");
   }
 }
 

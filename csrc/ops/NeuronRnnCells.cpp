@@ -39,10 +39,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> fused_lstm_cell(const at::Tensor&
                                                                const std::optional<at::Tensor>& input_bias,
                                                                const std::optional<at::Tensor>& hidden_bias) {
   NEURON_COUNT_OP("aten::_thnn_fused_lstm_cell");
-  TORCH_CHECK(input_gates.sizes() == hidden_gates.sizes() && input_gates.dim() == 2 &&
-                  input_gates.size(1) == 4 * cx.size(-1),
-              "_thnn_fused_lstm_cell: expected input and hidden gates of shape [batch, 4 * ", cx.size(-1),
-              "], got ", input_gates.sizes(), " and ", hidden_gates.sizes());
+  TORCH_CHECK(
+      input_gates.sizes() == hidden_gates.sizes() && input_gates.dim() == 2 && input_gates.size(1) == 4 * cx.size(-1),
+      "_thnn_fused_lstm_cell: expected input and hidden gates of shape [batch, 4 * ", cx.size(-1), "], got ",
+      input_gates.sizes(), " and ", hidden_gates.sizes());
   at::Tensor gates = with_bias(with_bias(input_gates + hidden_gates, input_bias), hidden_bias);
   auto chunks = gates.chunk(4, 1);
   at::Tensor i = at::sigmoid(chunks[0]), f = at::sigmoid(chunks[1]), g = at::tanh(chunks[2]),
@@ -80,10 +80,10 @@ std::tuple<at::Tensor, at::Tensor> fused_gru_cell(const at::Tensor& input_gates,
                                                   const at::Tensor& hx, const std::optional<at::Tensor>& input_bias,
                                                   const std::optional<at::Tensor>& hidden_bias) {
   NEURON_COUNT_OP("aten::_thnn_fused_gru_cell");
-  TORCH_CHECK(input_gates.sizes() == hidden_gates.sizes() && input_gates.dim() == 2 &&
-                  input_gates.size(1) == 3 * hx.size(-1),
-              "_thnn_fused_gru_cell: expected input and hidden gates of shape [batch, 3 * ", hx.size(-1),
-              "], got ", input_gates.sizes(), " and ", hidden_gates.sizes());
+  TORCH_CHECK(
+      input_gates.sizes() == hidden_gates.sizes() && input_gates.dim() == 2 && input_gates.size(1) == 3 * hx.size(-1),
+      "_thnn_fused_gru_cell: expected input and hidden gates of shape [batch, 3 * ", hx.size(-1), "], got ",
+      input_gates.sizes(), " and ", hidden_gates.sizes());
   auto in = with_bias(input_gates, input_bias).chunk(3, 1);
   auto hid = with_bias(hidden_gates, hidden_bias).chunk(3, 1);
   at::Tensor r = at::sigmoid(in[0] + hid[0]);

@@ -20,10 +20,10 @@ namespace torch_neuronx {
 namespace {
 
 bool is_dense(c10::DispatchKeySet ks) {
-  constexpr auto dense_backends = c10::DispatchKeySet(
-      {c10::BackendComponent::CPUBit, c10::BackendComponent::CUDABit, c10::BackendComponent::MPSBit,
-       c10::BackendComponent::HIPBit, c10::BackendComponent::XPUBit, c10::BackendComponent::HPUBit,
-       c10::BackendComponent::MTIABit, c10::BackendComponent::PrivateUse1Bit});
+  constexpr auto dense_backends =
+      c10::DispatchKeySet({c10::BackendComponent::CPUBit, c10::BackendComponent::CUDABit, c10::BackendComponent::MPSBit,
+                           c10::BackendComponent::HIPBit, c10::BackendComponent::XPUBit, c10::BackendComponent::HPUBit,
+                           c10::BackendComponent::MTIABit, c10::BackendComponent::PrivateUse1Bit});
   return ks.has(c10::DispatchKey::Dense) && ks.has_any(dense_backends);
 }
 

@@ -23,10 +23,10 @@
 #include <ATen/ops/copy_sparse_to_sparse_native.h>
 #include <ATen/ops/crow_indices_native.h>
 #include <ATen/ops/dense_dim_native.h>
+#include <ATen/ops/empty_like_native.h>
 #include <ATen/ops/empty_native.h>
 #include <ATen/ops/indices_native.h>
 #include <ATen/ops/is_coalesced_native.h>
-#include <ATen/ops/empty_like_native.h>
 #include <ATen/ops/resize_as_sparse_native.h>
 #include <ATen/ops/row_indices_native.h>
 #include <ATen/ops/sparse_dim_native.h>
@@ -83,9 +83,7 @@ TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
   m.impl("copy_", at::native::copy_sparse_compressed_);
 }
 
-TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&host_dispatch>());
-}
+TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&host_dispatch>()); }
 
 TORCH_LIBRARY_IMPL(_, SparseCsrPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&host_dispatch>());

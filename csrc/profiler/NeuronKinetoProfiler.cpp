@@ -38,20 +38,28 @@ constexpr auto kEstimateType = libkineto::ActivityType::GPU_USER_ANNOTATION;
 
 const char* kind_name(Kind k) {
   switch (k) {
-    case Kind::kOp: return "op";
-    case Kind::kCopy: return "copy";
-    case Kind::kCollective: return "collective";
-    case Kind::kKernel: return "nki kernel";
-    case Kind::kGraph: return "compiled graph";
+    case Kind::kOp:
+      return "op";
+    case Kind::kCopy:
+      return "copy";
+    case Kind::kCollective:
+      return "collective";
+    case Kind::kKernel:
+      return "nki kernel";
+    case Kind::kGraph:
+      return "compiled graph";
   }
   return "op";
 }
 
 libkineto::ActivityType activity_type(Kind k) {
   switch (k) {
-    case Kind::kCopy: return libkineto::ActivityType::GPU_MEMCPY;
-    case Kind::kCollective: return libkineto::ActivityType::COLLECTIVE_COMM;
-    default: return libkineto::ActivityType::CONCURRENT_KERNEL;
+    case Kind::kCopy:
+      return libkineto::ActivityType::GPU_MEMCPY;
+    case Kind::kCollective:
+      return libkineto::ActivityType::COLLECTIVE_COMM;
+    default:
+      return libkineto::ActivityType::CONCURRENT_KERNEL;
   }
 }
 
@@ -83,9 +91,7 @@ class Session : public libkineto::IActivityProfilerSession {
 
   std::vector<std::string> errors() override { return {}; }
 
-  void processTrace(libkineto::ActivityLogger& logger) override {
-    processTrace(logger, nullptr, 0, 0);
-  }
+  void processTrace(libkineto::ActivityLogger& logger) override { processTrace(logger, nullptr, 0, 0); }
 
   void processTrace(libkineto::ActivityLogger& logger, libkineto::getLinkedActivityCallback linked, int64_t,
                     int64_t) override {
@@ -183,7 +189,8 @@ class Session : public libkineto::IActivityProfilerSession {
   // to the device track starts here.
   void log_launch(libkineto::ActivityLogger& logger, const Activity& a, libkineto::getLinkedActivityCallback& linked) {
     auto& rt = add(libkineto::GenericTraceActivity(buffer_->span, libkineto::ActivityType::PRIVATEUSE1_RUNTIME,
-                                                   a.kind == Kind::kCopy ? "neuron memcpy" : "neuron launch"), a);
+                                                   a.kind == Kind::kCopy ? "neuron memcpy" : "neuron launch"),
+                   a);
     rt.device = static_cast<int32_t>(::getpid());
     rt.resource = a.host_tid;
     rt.threadId = static_cast<int32_t>(a.host_tid);

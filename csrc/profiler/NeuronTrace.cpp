@@ -31,9 +31,7 @@ int64_t host_tid() {
   return tid;
 }
 
-std::vector<int64_t> shape_of(const at::Tensor& t) {
-  return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
-}
+std::vector<int64_t> shape_of(const at::Tensor& t) { return std::vector<int64_t>(t.sizes().begin(), t.sizes().end()); }
 
 }  // namespace
 

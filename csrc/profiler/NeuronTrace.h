@@ -34,9 +34,9 @@ struct Activity {
   int64_t stream = 0;
   uint64_t correlation = 0;  // the Kineto correlation id of the CPU op that issued it, 0 if none
   int32_t depth = 0;
-  int64_t host_tid = 0;      // the system thread id of the host thread that ran it
-  int64_t bytes = 0;  // device bytes read and written (copies: bytes moved)
-  int32_t world = 0;  // collectives: ranks in the group
+  int64_t host_tid = 0;                                // the system thread id of the host thread that ran it
+  int64_t bytes = 0;                                   // device bytes read and written (copies: bytes moved)
+  int32_t world = 0;                                   // collectives: ranks in the group
   c10::ScalarType dtype = c10::ScalarType::Undefined;  // of the first floating tensor
   std::vector<std::vector<int64_t>> in_shapes, out_shapes;
   double estimated_us = -1;  // set by the site when it knows (NKI kernels); else by the estimator

@@ -13,7 +13,7 @@ namespace torch_neuronx {
 namespace {
 
 constexpr size_t kMinBlock = 512;
-constexpr size_t kSmallLimit = 1 << 20;   // requests up to this use the small pool
+constexpr size_t kSmallLimit = 1 << 20;  // requests up to this use the small pool
 constexpr size_t kSmallSegment = 2 << 20;
 constexpr size_t kLargeRound = 2 << 20;
 constexpr size_t kLargeSplitRemainder = 1 << 20;
@@ -30,9 +30,12 @@ void for_pool(c10::CachingAllocator::StatArray& a, bool small, Fn fn) {
 
 std::string bytes(uint64_t n) {
   char buf[64];
-  if (n >= (1ull << 30)) snprintf(buf, sizeof(buf), "%.2f GiB", n / double(1ull << 30));
-  else if (n >= (1ull << 20)) snprintf(buf, sizeof(buf), "%.2f MiB", n / double(1ull << 20));
-  else snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(n));
+  if (n >= (1ull << 30))
+    snprintf(buf, sizeof(buf), "%.2f GiB", n / double(1ull << 30));
+  else if (n >= (1ull << 20))
+    snprintf(buf, sizeof(buf), "%.2f MiB", n / double(1ull << 20));
+  else
+    snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(n));
   return buf;
 }
 
@@ -98,10 +101,10 @@ Block* DeviceCache::new_segment(size_t size, c10::StreamId stream, bool small, s
     const auto agg = static_cast<size_t>(StatType::AGGREGATE);
     int64_t allocated = stats_.allocated_bytes[agg].current;
     int64_t reserved = stats_.reserved_bytes[agg].current;
-    TORCH_CHECK_WITH(OutOfMemoryError, false, nhal_last_error_message(), ". Of the memory in use, ",
-                     bytes(allocated), " is allocated by PyTorch and ", bytes(reserved - allocated),
-                     " is reserved by PyTorch but unallocated (requested ", bytes(request),
-                     ", rounded to a ", bytes(size),
+    TORCH_CHECK_WITH(OutOfMemoryError, false, nhal_last_error_message(), ". Of the memory in use, ", bytes(allocated),
+                     " is allocated by PyTorch and ", bytes(reserved - allocated),
+                     " is reserved by PyTorch but unallocated (requested ", bytes(request), ", rounded to a ",
+                     bytes(size),
                      " segment). Free tensors you no longer need, call torch.neuron.empty_cache() or "
                      "use smaller batches.");
   }
@@ -206,8 +209,10 @@ void DeviceCache::merge_into_pool(Block* block) {
 void DeviceCache::process_pending(bool wait) {
   auto done = [&](std::vector<nhal_event>& events) {
     for (nhal_event e : events) {
-      if (wait) NEURON_HAL_CHECK(hal().event.synchronize(e));
-      else if (hal().event.query(e) != NHAL_STATUS_OK) return false;
+      if (wait)
+        NEURON_HAL_CHECK(hal().event.synchronize(e));
+      else if (hal().event.query(e) != NHAL_STATUS_OK)
+        return false;
     }
     return true;
   };
@@ -322,9 +327,9 @@ DeviceCache::DeviceStats DeviceCache::stats() {
 }
 
 void DeviceCache::for_each_stat(const std::function<void(c10::CachingAllocator::Stat&)>& fn) {
-  for (auto* arr : {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split,
-                    &stats_.allocated_bytes, &stats_.reserved_bytes, &stats_.active_bytes,
-                    &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
+  for (auto* arr :
+       {&stats_.allocation, &stats_.segment, &stats_.active, &stats_.inactive_split, &stats_.allocated_bytes,
+        &stats_.reserved_bytes, &stats_.active_bytes, &stats_.inactive_split_bytes, &stats_.requested_bytes}) {
     for (auto& s : *arr) fn(s);
   }
 }

@@ -35,11 +35,11 @@ struct Block {
   size_t size = 0;           // bytes in this block (rounded)
   size_t requested = 0;      // bytes the caller asked for
   void* ptr = nullptr;
-  Block* prev = nullptr;     // neighbours within the segment
+  Block* prev = nullptr;  // neighbours within the segment
   Block* next = nullptr;
   bool allocated = false;
-  bool small = false;        // belongs to the small pool
-  bool shared = false;       // exported to other processes (hal ipc)
+  bool small = false;             // belongs to the small pool
+  bool shared = false;            // exported to other processes (hal ipc)
   std::vector<c10::Stream> uses;  // other streams recorded with record_stream
 };
 
@@ -79,8 +79,8 @@ class DeviceCache {
   void split(Block* block, size_t size);
   void release_to_pool(Block* block);
   void free_locked(Block* block);
-  void retire(Block* block);  // to the pool, or to shared_ while peers map it
-  void release_unshared();    // shared_ blocks no peer maps any more, to the pool
+  void retire(Block* block);         // to the pool, or to shared_ while peers map it
+  void release_unshared();           // shared_ blocks no peer maps any more, to the pool
   void mark_inactive(Block* block);  // free: observers told, active stats lowered
   void merge_into_pool(Block* block);
   Block* take_recent(size_t size, c10::StreamId stream);
@@ -88,7 +88,8 @@ class DeviceCache {
   void process_pending(bool wait);
   void release_free_segments();
   void update_inactive_split();
-  void for_each_stat(const std::function<void(c10::CachingAllocator::Stat&)>& fn);  // recomputed on stats(), off the hot path
+  void for_each_stat(
+      const std::function<void(c10::CachingAllocator::Stat&)>& fn);  // recomputed on stats(), off the hot path
 
   const c10::DeviceIndex device_;
   std::mutex mu_;

@@ -31,9 +31,9 @@ c10::DeviceIndex device_count_ensure_non_zero_or_zero() noexcept {
 
 void check_device_index(c10::DeviceIndex device) {
   c10::DeviceIndex n = device_count();
-  TORCH_CHECK(device >= 0 && device < n, "Invalid device index neuron:", static_cast<int>(device),
-              ": ", static_cast<int>(n), " NeuronCore", n == 1 ? " is" : "s are",
-              " visible (indices 0-", static_cast<int>(n) - 1,
+  TORCH_CHECK(device >= 0 && device < n, "Invalid device index neuron:", static_cast<int>(device), ": ",
+              static_cast<int>(n), " NeuronCore", n == 1 ? " is" : "s are", " visible (indices 0-",
+              static_cast<int>(n) - 1,
               "). Pick an index in range; `python -m torch_neuronx info` lists the cores and the "
               "driver settings that make them visible.");
 }

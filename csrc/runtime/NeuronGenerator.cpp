@@ -50,8 +50,8 @@ c10::intrusive_ptr<c10::TensorImpl> NeuronGeneratorImpl::get_state() const {
 
 void NeuronGeneratorImpl::set_state(const c10::TensorImpl& new_state) {
   TORCH_CHECK(new_state.dtype() == caffe2::TypeMeta::Make<uint8_t>() && new_state.numel() == 16,
-              "a neuron RNG state is a uint8 tensor of 16 bytes (seed, offset); got ",
-              new_state.dtype().name(), " with ", new_state.numel(), " elements");
+              "a neuron RNG state is a uint8 tensor of 16 bytes (seed, offset); got ", new_state.dtype().name(),
+              " with ", new_state.numel(), " elements");
   const auto* bytes = static_cast<const uint8_t*>(new_state.data());
   uint64_t seed, offset;
   std::memcpy(&seed, bytes, 8);
@@ -74,8 +74,8 @@ NeuronGeneratorImpl* NeuronGeneratorImpl::clone_impl() const {
 
 std::array<uint32_t, 4> philox4x32(uint64_t seed, uint64_t offset, uint64_t index) {
   constexpr uint32_t kM0 = 0xD2511F53, kM1 = 0xCD9E8D57, kW0 = 0x9E3779B9, kW1 = 0xBB67AE85;
-  uint32_t c[4] = {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32),
-                   static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32)};
+  uint32_t c[4] = {static_cast<uint32_t>(index), static_cast<uint32_t>(index >> 32), static_cast<uint32_t>(offset),
+                   static_cast<uint32_t>(offset >> 32)};
   uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
     uint64_t p0 = static_cast<uint64_t>(kM0) * c[0];

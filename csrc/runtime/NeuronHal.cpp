@@ -61,8 +61,8 @@ const nhal_driver& hal() {
 
 void throw_hal_error(nhal_status status, const char* call, const char* file, int line) {
   std::string msg = nhal_last_error_message();
-  std::string where = std::string(" [NeuronCore HAL ") + nhal_status_name(status) + " from " + call +
-                      " at " + file + ":" + std::to_string(line) + "]";
+  std::string where = std::string(" [NeuronCore HAL ") + nhal_status_name(status) + " from " + call + " at " + file +
+                      ":" + std::to_string(line) + "]";
   switch (status) {
     case NHAL_STATUS_OUT_OF_MEMORY:
     case NHAL_STATUS_HOST_OUT_OF_MEMORY:

@@ -28,15 +28,14 @@ TORCH_NEURONX_API bool is_initialized();
 // True in a process forked from one whose runtime had started.
 TORCH_NEURONX_API bool in_bad_fork();
 
-[[noreturn]] TORCH_NEURONX_API void throw_hal_error(nhal_status status, const char* call,
-                                                    const char* file, int line);
+[[noreturn]] TORCH_NEURONX_API void throw_hal_error(nhal_status status, const char* call, const char* file, int line);
 
 }  // namespace torch_neuronx
 
-#define NEURON_HAL_CHECK(expr)                                                     \
-  do {                                                                             \
-    nhal_status _nhal_st = (expr);                                                 \
-    if (C10_UNLIKELY(_nhal_st != NHAL_STATUS_OK)) {                                \
-      ::torch_neuronx::throw_hal_error(_nhal_st, #expr, __FILE__, __LINE__);       \
-    }                                                                              \
+#define NEURON_HAL_CHECK(expr)                                               \
+  do {                                                                       \
+    nhal_status _nhal_st = (expr);                                           \
+    if (C10_UNLIKELY(_nhal_st != NHAL_STATUS_OK)) {                          \
+      ::torch_neuronx::throw_hal_error(_nhal_st, #expr, __FILE__, __LINE__); \
+    }                                                                        \
   } while (0)

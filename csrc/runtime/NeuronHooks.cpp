@@ -25,9 +25,7 @@ struct NeuronHooks final : public at::PrivateUse1HooksInterface {
   c10::DeviceIndex exchangeDevice(c10::DeviceIndex device) const override { return exchange_device(device); }
   c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex device) const override { return exchange_device(device); }
 
-  const at::Generator& getDefaultGenerator(c10::DeviceIndex device) const override {
-    return default_generator(device);
-  }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex device) const override { return default_generator(device); }
   at::Generator getNewGenerator(c10::DeviceIndex device) const override { return make_generator(device); }
 
   bool isPinnedPtr(const void* data) const override { return is_pinned_ptr(data); }

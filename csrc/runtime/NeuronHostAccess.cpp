@@ -77,13 +77,13 @@ at::Tensor host_view(const at::Tensor& t) {
   c10::Storage keep = t.storage();
   char* first = static_cast<char*>(t.storage().mutable_data());
   if (first) first += t.storage_offset() * static_cast<int64_t>(t.element_size());
-  at::Tensor host = at::for_blob(first, t.sizes())
-                        .strides(t.strides())
-                        .context(new c10::Storage(std::move(keep)),
-                                 [](void* ctx) { delete static_cast<c10::Storage*>(ctx); })
-                        .options(t.options().device(c10::kCPU))
-                        .target_device(c10::Device(c10::kCPU))
-                        .make_tensor();
+  at::Tensor host =
+      at::for_blob(first, t.sizes())
+          .strides(t.strides())
+          .context(new c10::Storage(std::move(keep)), [](void* ctx) { delete static_cast<c10::Storage*>(ctx); })
+          .options(t.options().device(c10::kCPU))
+          .target_device(c10::Device(c10::kCPU))
+          .make_tensor();
   copy_math_bits(t, host);
   return host;
 }
@@ -117,7 +117,8 @@ HostAccess::HostAccess(const at::Tensor& t, Mode mode, Producers producers) : mo
   staged_ = new c10::Storage(c10::Storage::use_byte_size_t(), bytes, c10::GetCPUAllocator(), /*resizable=*/false);
   char* device_bytes = static_cast<char*>(t.storage().mutable_data()) + first * elem;
   // A write-only access still reads when the span has gaps that would go back.
-  const bool dense = t.is_non_overlapping_and_dense() && static_cast<int64_t>(bytes) == t.numel() * static_cast<int64_t>(elem);
+  const bool dense =
+      t.is_non_overlapping_and_dense() && static_cast<int64_t>(bytes) == t.numel() * static_cast<int64_t>(elem);
   if (mode != Mode::kWrite || !dense) {
     staged_copy(device, staged_->mutable_data(), device_bytes, bytes, NHAL_COPY_DEVICE_TO_HOST);
     g_to_host_copies.fetch_add(1, std::memory_order_relaxed);
@@ -129,7 +130,10 @@ HostAccess::HostAccess(const at::Tensor& t, Mode mode, Producers producers) : mo
 }
 
 HostAccess::HostAccess(HostAccess&& o) noexcept
-    : device_(std::move(o.device_)), cpu_(std::move(o.cpu_)), staged_(o.staged_), span_first_(o.span_first_),
+    : device_(std::move(o.device_)),
+      cpu_(std::move(o.cpu_)),
+      staged_(o.staged_),
+      span_first_(o.span_first_),
       mode_(o.mode_) {
   o.staged_ = nullptr;
 }
@@ -164,8 +168,6 @@ StagingStats staging_stats() {
   return {g_to_host_copies.load(), g_to_host_bytes.load(), g_to_device_copies.load(), g_to_device_bytes.load()};
 }
 
-void reset_staging_stats() {
-  g_to_host_copies = 0, g_to_host_bytes = 0, g_to_device_copies = 0, g_to_device_bytes = 0;
-}
+void reset_staging_stats() { g_to_host_copies = 0, g_to_host_bytes = 0, g_to_device_copies = 0, g_to_device_bytes = 0; }
 
 }  // namespace torch_neuronx

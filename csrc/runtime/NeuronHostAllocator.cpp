@@ -106,8 +106,10 @@ class NeuronHostAllocator final : public at::HostAllocator {
     live_.erase(block->ptr);
     stats_.active_requests.decrease(1);
     stats_.active_bytes.decrease(block->size);
-    if (block->events.empty()) free_[block->size].push_back(block);
-    else pending_.push_back(block);
+    if (block->events.empty())
+      free_[block->size].push_back(block);
+    else
+      pending_.push_back(block);
   }
 
  private:

@@ -13,8 +13,7 @@ namespace {
 void close_mapping(void* base) { NEURON_HAL_CHECK(hal().ipc.close_handle(base, /*end_open=*/1)); }
 
 void check_supported() {
-  TORCH_CHECK(hal().ipc.export_handle && hal().ipc.open_handle,
-              "the neuron driver '", hal().name,
+  TORCH_CHECK(hal().ipc.export_handle && hal().ipc.open_handle, "the neuron driver '", hal().name,
               "' cannot share device memory between processes; send tensor.cpu() instead");
 }
 

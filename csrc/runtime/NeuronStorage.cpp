@@ -15,8 +15,7 @@ void resize_storage_bytes(c10::StorageImpl* storage, size_t new_bytes) {
   const size_t keep = std::min(storage->nbytes(), new_bytes);
   if (keep > 0 && storage->data() != nullptr) {
     c10::Stream s = current_stream(device);
-    NEURON_HAL_CHECK(hal().memory.copy(hal_stream(s), fresh.get(), storage->data(), keep,
-                                       NHAL_COPY_DEVICE_TO_DEVICE));
+    NEURON_HAL_CHECK(hal().memory.copy(hal_stream(s), fresh.get(), storage->data(), keep, NHAL_COPY_DEVICE_TO_DEVICE));
   }
   storage->set_data_ptr_noswap(std::move(fresh));
   storage->set_nbytes(new_bytes);

@@ -37,8 +37,7 @@ extern "C" nhal_status nhal_driver_lookup(const char* name, const nhal_driver** 
   if (!out_driver) return nhal::fail(NHAL_STATUS_INVALID_ARGUMENT, "out_driver is null");
   Entry* e = find(name ? name : "emu");
   if (!e) {
-    return nhal::fail(NHAL_STATUS_INVALID_ARGUMENT,
-                      "unknown NeuronCore driver '%s'; built-in drivers: %s", name,
+    return nhal::fail(NHAL_STATUS_INVALID_ARGUMENT, "unknown NeuronCore driver '%s'; built-in drivers: %s", name,
                       nhal_driver_names());
   }
   *out_driver = e->get();

@@ -11,8 +11,7 @@
 namespace nhal {
 
 // Records printf-style message for nhal_last_error_message(); returns status.
-nhal_status fail(nhal_status status, const char* fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+nhal_status fail(nhal_status status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // "3.20 GiB", "512 B": what the messages show to a user.
 std::string format_bytes(uint64_t bytes);

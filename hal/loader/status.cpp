@@ -10,21 +10,27 @@ thread_local std::string g_last_message;
 
 extern "C" const char* nhal_status_name(nhal_status status) {
   switch (status) {
-    case NHAL_STATUS_OK: return "OK";
-    case NHAL_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case NHAL_STATUS_OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case NHAL_STATUS_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-    case NHAL_STATUS_HOST_OUT_OF_MEMORY: return "HOST_OUT_OF_MEMORY";
-    case NHAL_STATUS_NOT_READY: return "NOT_READY";
-    case NHAL_STATUS_UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case NHAL_STATUS_INTERNAL: return "INTERNAL";
+    case NHAL_STATUS_OK:
+      return "OK";
+    case NHAL_STATUS_INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case NHAL_STATUS_OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case NHAL_STATUS_OUT_OF_MEMORY:
+      return "OUT_OF_MEMORY";
+    case NHAL_STATUS_HOST_OUT_OF_MEMORY:
+      return "HOST_OUT_OF_MEMORY";
+    case NHAL_STATUS_NOT_READY:
+      return "NOT_READY";
+    case NHAL_STATUS_UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case NHAL_STATUS_INTERNAL:
+      return "INTERNAL";
   }
   return "UNKNOWN_STATUS";
 }
 
-extern "C" const char* nhal_last_error_message(void) {
-  return g_last_message.c_str();
-}
+extern "C" const char* nhal_last_error_message(void) { return g_last_message.c_str(); }
 
 namespace nhal {
 

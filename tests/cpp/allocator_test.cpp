@@ -32,7 +32,7 @@ TEST_F(Allocator, FreedBlockIsReused) {
   {
     c10::DataPtr p = caching_allocator().allocate(1000);
     first = p.get();
-    EXPECT_EQ(allocated(), 1024);  // rounded to 512 bytes
+    EXPECT_EQ(allocated(), 1024);    // rounded to 512 bytes
     EXPECT_EQ(reserved(), 2 << 20);  // one small segment
   }
   EXPECT_EQ(allocated(), 0);
@@ -146,8 +146,10 @@ TEST_F(Allocator, OutOfMemoryThenRecovers) {
 }
 
 TEST_F(Allocator, CachedSegmentsAreReleasedBeforeOom) {
-  { c10::DataPtr a = caching_allocator().allocate(40 << 20); }
-  EXPECT_EQ(reserved(), 40 << 20);  // cached
+  {
+    c10::DataPtr a = caching_allocator().allocate(40 << 20);
+  }
+  EXPECT_EQ(reserved(), 40 << 20);                          // cached
   c10::DataPtr b = caching_allocator().allocate(50 << 20);  // fits only after release
   EXPECT_EQ(reserved(), 50 << 20);
 }

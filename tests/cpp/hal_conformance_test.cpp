@@ -18,8 +18,9 @@ namespace {
 
 const std::map<std::string, std::map<std::string, std::string>> kSkips = {
     {"null",
-     {{"*", "the null driver is a skeleton: it has no devices and implements no "
-            "memory, stream or event call (only DeviceCount and ReportsUnimplemented run)"}}},
+     {{"*",
+       "the null driver is a skeleton: it has no devices and implements no "
+       "memory, stream or event call (only DeviceCount and ReportsUnimplemented run)"}}},
 };
 
 class HalConformance : public ::testing::TestWithParam<std::string> {
@@ -160,7 +161,7 @@ TEST_P(HalConformance, OverCapacityIsOutOfMemoryWithValues) {
   EXPECT_NE(msg.find("in use"), std::string::npos) << msg;
   uint64_t free1;
   ASSERT_EQ(d_->device.get_memory_info(0, &free1, &total), NHAL_STATUS_OK);
-  EXPECT_EQ(free1, free0);  // nothing leaked by the failed call
+  EXPECT_EQ(free1, free0);                                    // nothing leaked by the failed call
   ASSERT_EQ(d_->memory.malloc(0, 1024, &p), NHAL_STATUS_OK);  // still usable
   EXPECT_EQ(d_->memory.free(p), NHAL_STATUS_OK);
 }

@@ -31,7 +31,7 @@ TEST(Hooks, ResizeStorageKeepsBytes) {
   at::detail::getPrivateUse1Hooks().resizePrivateUse1Bytes(storage, 4096);
   ASSERT_EQ(storage.nbytes(), 4096u);
   caching_allocator().emptyCache();  // the old block is gone; the copy must have read it first
-  wait_for_producers(0);  // the copy may still run on the stream's worker (thread queue mode)
+  wait_for_producers(0);             // the copy may still run on the stream's worker (thread queue mode)
   const auto* bytes = static_cast<const unsigned char*>(storage.data());
   for (int i = 0; i < 16; ++i) EXPECT_EQ(bytes[i], 7);
   EXPECT_EQ(storage.device(), c10::Device(c10::DeviceType::PrivateUse1, 0));

@@ -69,7 +69,7 @@ TEST(ShmCollectives, BarrierThenAllgatherNeverMismatches) {
       run(coll, kAllgather, call_of(&mine, out.data(), 1, c10::kInt));
       for (int r = 0; r < world; ++r) wrong += out[r] != r * 100000 + i;
       run(coll, kAllreduce, call_of(nullptr, nullptr, 0, c10::kFloat));  // no data step either
-      if (i % 7 == rank) std::this_thread::yield();            // vary who runs ahead
+      if (i % 7 == rank) std::this_thread::yield();                      // vary who runs ahead
     }
   });
   for (int r = 0; r < world; ++r) EXPECT_EQ(errors[r], "") << "rank " << r;

@@ -46,12 +46,14 @@ void weighted_sum_across_hosts(MultiHostCollectives& hosts, const HostCall& c) {
   }
 }
 
-[[maybe_unused]] const CollectiveDef& kWeightedSum = register_collective({
-    "test_weighted_sum",
-    [](const CollectiveDef& def, const HostCall& c, int) {
-      TORCH_CHECK(c.dtype == c10::kFloat, def.name, ": takes float32 tensors, got ", c.dtype);
-    },
-    [](const HostCall& c) { return CallSignature{0, static_cast<int32_t>(c.dtype), static_cast<int64_t>(c.numel), -1}; },
-    weighted_sum_one_host, weighted_sum_across_hosts});
+[[maybe_unused]] const CollectiveDef& kWeightedSum =
+    register_collective({"test_weighted_sum",
+                         [](const CollectiveDef& def, const HostCall& c, int) {
+                           TORCH_CHECK(c.dtype == c10::kFloat, def.name, ": takes float32 tensors, got ", c.dtype);
+                         },
+                         [](const HostCall& c) {
+                           return CallSignature{0, static_cast<int32_t>(c.dtype), static_cast<int64_t>(c.numel), -1};
+                         },
+                         weighted_sum_one_host, weighted_sum_across_hosts});
 
 }  // namespace

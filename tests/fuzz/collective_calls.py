@@ -8,7 +8,6 @@ sentinels."""
 
 import torch
 import torch.distributed as dist
-
 from collective_steps import Step, values
 
 SENTINEL = 5  # outside every drawn value range: an overrun shows
@@ -23,19 +22,20 @@ class Placed:
     def put(self, x: torch.Tensor, only_sentinels: bool = False) -> torch.Tensor:
         off = self.step.offset
         buf = torch.full((off + x.numel() + 2,), SENTINEL, dtype=x.dtype)
-        buf[off:off + x.numel()] = x
+        buf[off : off + x.numel()] = x
         buf = buf.to(self.device)
         self.buffers.append((buf, (off, off + x.numel()) if only_sentinels else None))
-        return buf[off:off + x.numel()]
+        return buf[off : off + x.numel()]
 
     def empty(self, n: int, dtype=None) -> torch.Tensor:
-        return self.put(torch.full((n,), 2 if (dtype or self.step.dtype) != torch.bool else 0,
-                                   dtype=dtype or self.step.dtype))
+        return self.put(
+            torch.full((n,), 2 if (dtype or self.step.dtype) != torch.bool else 0, dtype=dtype or self.step.dtype)
+        )
 
     def compared(self) -> list[torch.Tensor]:
         out = []
         for buf, hole in self.buffers:
-            out.append(buf if hole is None else torch.cat([buf[:hole[0]], buf[hole[1]:]]))
+            out.append(buf if hole is None else torch.cat([buf[: hole[0]], buf[hole[1] :]]))
         return out
 
 
@@ -65,8 +65,9 @@ def issue(step: Step, device: str, rank: int, group) -> tuple[object, Placed]:
         return dist.reduce_scatter_tensor(p.empty(s.n), p.put(inp(s.n * m)), op=_op(s.op), **a), p
     if s.kind == "all_to_all_single":
         sent, got = s.splits[me], [s.splits[i][me] for i in range(m)]
-        return dist.all_to_all_single(p.empty(sum(got)), p.put(inp(sum(sent))), output_split_sizes=got,
-                                      input_split_sizes=sent, **a), p
+        return dist.all_to_all_single(
+            p.empty(sum(got)), p.put(inp(sum(sent))), output_split_sizes=got, input_split_sizes=sent, **a
+        ), p
     if s.kind == "all_to_all":
         outs = [p.empty(s.splits[i][me]) for i in range(m)]
         return dist.all_to_all(outs, [p.put(inp(s.splits[me][j], salt=j)) for j in range(m)], **a), p

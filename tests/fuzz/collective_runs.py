@@ -21,13 +21,16 @@ def run_groups(world: int, first_seed: int, count: int, tmp_path, timeout: float
     env = {k: v for k, v in os.environ.items() if k == "TORCH_NEURONX_EMU_QUEUE"}  # make fuzz's second half
     results = launch(WORKER, world, tmp_path, timeout=timeout, args=[first_seed, count], env=env)
     problems = [line for r in results for line in r.stdout.splitlines() if line.startswith(("MISMATCH", "ERROR"))]
-    failed = [f"rank {rank} exited {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
-              for rank, r in enumerate(results) if r.returncode != 0]
+    failed = [
+        f"rank {rank} exited {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+        for rank, r in enumerate(results)
+        if r.returncode != 0
+    ]
     assert not problems and not failed, "\n".join(problems[:20] + failed)
     stats = Counter()
     for r in results:
         line = next(x for x in r.stdout.splitlines() if x.startswith("STATS "))
-        stats.update(json.loads(line[len("STATS "):]))
+        stats.update(json.loads(line[len("STATS ") :]))
     assert shm_entries() <= before, f"left in /dev/shm: {sorted(shm_entries() - before)}"
     TOTALS.update({f"world {world} sequences": stats["sequences"] // world})
     TOTALS.update({k: v for k, v in stats.items() if k != "sequences"})

@@ -15,18 +15,54 @@ from dataclasses import dataclass, field
 
 import torch
 
-DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int64, torch.int32, torch.int8,
-          torch.uint8, torch.bool, torch.complex64]
+DTYPES = [
+    torch.float32,
+    torch.bfloat16,
+    torch.float16,
+    torch.float64,
+    torch.int64,
+    torch.int32,
+    torch.int8,
+    torch.uint8,
+    torch.bool,
+    torch.complex64,
+]
 REDUCE_OPS = ["SUM", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR"]
-KINDS = ["all_reduce", "broadcast", "reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter",
-         "reduce_scatter_tensor", "all_to_all_single", "all_to_all", "gather", "scatter", "send_recv",
-         "barrier", "all_reduce_coalesced", "bad"]
+KINDS = [
+    "all_reduce",
+    "broadcast",
+    "reduce",
+    "all_gather",
+    "all_gather_into_tensor",
+    "reduce_scatter",
+    "reduce_scatter_tensor",
+    "all_to_all_single",
+    "all_to_all",
+    "gather",
+    "scatter",
+    "send_recv",
+    "barrier",
+    "all_reduce_coalesced",
+    "bad",
+]
 # complex64 only where gloo handles it (its gather, scatter and min/max/product refuse it).
-COMPLEX_KINDS = {"all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "all_to_all_single",
-                 "send_recv", "all_reduce_coalesced"}
+COMPLEX_KINDS = {
+    "all_reduce",
+    "broadcast",
+    "all_gather",
+    "all_gather_into_tensor",
+    "all_to_all_single",
+    "send_recv",
+    "all_reduce_coalesced",
+}
 # Calls both backends must refuse before any rank communicates.
-BAD_CALLS = ["gather_into_wrong_size", "scatter_tensor_wrong_size", "bitwise_op_on_floats", "mixed_dtypes",
-             "root_outside_group"]
+BAD_CALLS = [
+    "gather_into_wrong_size",
+    "scatter_tensor_wrong_size",
+    "bitwise_op_on_floats",
+    "mixed_dtypes",
+    "root_outside_group",
+]
 # One value of every size class: empty, one element, a few, around the eager
 # buffer of the shared-memory transport (64 KiB), past one 4 MiB chunk.
 SIZES = [0, 1, 2, 3, 5, 8, 13, 17, 100, 1000, 16389, 40000, 1100000]
@@ -36,29 +72,37 @@ SIZE_WEIGHTS = [6, 10, 6, 6, 6, 6, 5, 5, 8, 6, 3, 2, 0.3]
 @dataclass
 class Step:
     kind: str
-    group: str                  # a key of the worker's groups: "world", "0,1", ...
-    members: list[int]          # global ranks, ascending
+    group: str  # a key of the worker's groups: "world", "0,1", ...
+    members: list[int]  # global ranks, ascending
     dtype: torch.dtype
     n: int
     op: str = "SUM"
-    root: int = 0               # global rank (src or dst); send_recv's sender
-    peer: int = 0               # send_recv's receiver
+    root: int = 0  # global rank (src or dst); send_recv's sender
+    peer: int = 0  # send_recv's receiver
     splits: list[list[int]] = field(default_factory=list)  # all_to_all: splits[i][j] elements from i to j
-    sizes: list[int] = field(default_factory=list)         # all_reduce_coalesced's tensors
+    sizes: list[int] = field(default_factory=list)  # all_reduce_coalesced's tensors
     bad: str = ""
     async_op: bool = False
-    wait_at: int = 0            # index of the step after which an async call is waited
+    wait_at: int = 0  # index of the step after which an async call is waited
     side_stream: bool = False
     offset: int = 0
     salt: int = 0
 
     def describe(self) -> str:
-        extra = {"op": self.op, "root": self.root, "peer": self.peer, "splits": self.splits,
-                 "sizes": self.sizes, "bad": self.bad}
+        extra = {
+            "op": self.op,
+            "root": self.root,
+            "peer": self.peer,
+            "splits": self.splits,
+            "sizes": self.sizes,
+            "bad": self.bad,
+        }
         shown = {k: v for k, v in extra.items() if v not in ("", [], 0, "SUM")}
-        return (f"{self.kind}(group={self.group}, {str(self.dtype).replace('torch.', '')}, n={self.n}, "
-                + "".join(f"{k}={v}, " for k, v in shown.items())
-                + f"async={self.async_op}@{self.wait_at}, side_stream={self.side_stream}, offset={self.offset})")
+        return (
+            f"{self.kind}(group={self.group}, {str(self.dtype).replace('torch.', '')}, n={self.n}, "
+            + "".join(f"{k}={v}, " for k, v in shown.items())
+            + f"async={self.async_op}@{self.wait_at}, side_stream={self.side_stream}, offset={self.offset})"
+        )
 
 
 def _reduce_op(rng: random.Random, dtype: torch.dtype) -> str:
@@ -79,11 +123,33 @@ def draw_step(rng: random.Random, index: int, length: int, groups: dict[str, lis
     if kind in ("reduce_scatter", "reduce_scatter_tensor") and dtype == torch.bool:
         dtype = torch.uint8  # gloo's reduce-scatter has no bool
     n = rng.choices(SIZES, SIZE_WEIGHTS)[0]
-    if kind in ("all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
-                "all_to_all_single", "all_to_all", "gather", "scatter") and n > 40000:
+    if (
+        kind
+        in (
+            "all_gather",
+            "all_gather_into_tensor",
+            "reduce_scatter",
+            "reduce_scatter_tensor",
+            "all_to_all_single",
+            "all_to_all",
+            "gather",
+            "scatter",
+        )
+        and n > 40000
+    ):
         n = 40000  # world-size multiples of the largest class make slow sequences for no new path
-    step = Step(kind, name, members, dtype, n, op=_reduce_op(rng, dtype), root=rng.choice(members),
-                offset=rng.choice([0, 0, 0, 1, 3]), side_stream=rng.random() < 0.2, salt=rng.randrange(1 << 30))
+    step = Step(
+        kind,
+        name,
+        members,
+        dtype,
+        n,
+        op=_reduce_op(rng, dtype),
+        root=rng.choice(members),
+        offset=rng.choice([0, 0, 0, 1, 3]),
+        side_stream=rng.random() < 0.2,
+        salt=rng.randrange(1 << 30),
+    )
     if kind == "send_recv":
         if m < 2:
             step.kind, step.op = "all_reduce", "SUM"  # a pair needs two ranks

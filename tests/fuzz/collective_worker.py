@@ -20,11 +20,11 @@ from collections import Counter
 
 import torch
 import torch.distributed as dist
-
-import torch_neuronx  # noqa: F401  (registers the neuron device and backend)
 from collective_calls import issue, issue_bad
 from collective_steps import draw_sequence
 from helpers.rank import RANK, WORLD, init
+
+import torch_neuronx  # noqa: F401  (registers the neuron device and backend)
 
 # Shrinking by hand: FUZZ_COLLECTIVE_STEPS=0,3 runs only those steps of each sequence.
 KEEP_STEPS = {int(x) for x in os.environ.get("FUZZ_COLLECTIVE_STEPS", "").split(",") if x}
@@ -102,9 +102,11 @@ def run_sequence(seed: int, groups, pgs, side, stats: Counter) -> list[str]:
             stats["buffers compared"] += 1
             if not same_bits(ref, got):
                 bad = (ref != got).nonzero()[:3].flatten().tolist() if ref.shape == got.shape else "shape"
-                problems.append(f"step {i} {steps[i].describe()}: buffer {k} differs from gloo's "
-                                f"(first differing elements {bad}: neuron {got.flatten()[:6].tolist()}, "
-                                f"gloo {ref.flatten()[:6].tolist()})")
+                problems.append(
+                    f"step {i} {steps[i].describe()}: buffer {k} differs from gloo's "
+                    f"(first differing elements {bad}: neuron {got.flatten()[:6].tolist()}, "
+                    f"gloo {ref.flatten()[:6].tolist()})"
+                )
     return problems
 
 
@@ -113,8 +115,9 @@ def main() -> int:
     groups, pgs = make_groups()
     side = torch.neuron.Stream()
     listed = os.environ.get("FUZZ_COLLECTIVE_SEEDS", "")
-    seeds = ([int(x) for x in listed.split(",")] if listed
-             else range(int(sys.argv[1]), int(sys.argv[1]) + int(sys.argv[2])))
+    seeds = (
+        [int(x) for x in listed.split(",")] if listed else range(int(sys.argv[1]), int(sys.argv[1]) + int(sys.argv[2]))
+    )
     torch.neuron.synchronize()
     baseline = torch.neuron.memory_allocated()
     stats, failed = Counter(), False

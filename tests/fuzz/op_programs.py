@@ -30,11 +30,19 @@ import re
 import torch
 from hypothesis import note
 from hypothesis import strategies as st
-
 from op_table import OPS
 
-DTYPES = [torch.float32, torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
-          torch.bool, torch.complex64]
+DTYPES = [
+    torch.float32,
+    torch.float32,
+    torch.bfloat16,
+    torch.float16,
+    torch.int64,
+    torch.int32,
+    torch.uint8,
+    torch.bool,
+    torch.complex64,
+]
 FLOATING = (torch.float32, torch.bfloat16, torch.float16)
 MAX_STEPS = 8
 # What the programs did, for the run's summary (tests/fuzz/conftest.py):
@@ -65,8 +73,9 @@ def same(c, d, where: str) -> None:
     if isinstance(c, torch.Tensor):
         assert isinstance(d, torch.Tensor), f"{where}: CPU gave a tensor, neuron {type(d).__name__}"
         assert d.device.type == "neuron", f"{where}: neuron's result is on {d.device}"
-        assert (c.dtype, tuple(c.shape)) == (d.dtype, tuple(d.shape)), \
+        assert (c.dtype, tuple(c.shape)) == (d.dtype, tuple(d.shape)), (
             f"{where}: CPU {c.dtype}{tuple(c.shape)} vs neuron {d.dtype}{tuple(d.shape)}"
+        )
         assert c.stride() == d.stride(), f"{where}: strides CPU {c.stride()} vs neuron {d.stride()}"
         assert c.requires_grad == d.requires_grad, f"{where}: requires_grad CPU {c.requires_grad} vs neuron"
         assert torch.equal(bits(c), bits(d)), f"{where}: values differ\nCPU    {c}\nneuron {d.cpu()}"
@@ -92,8 +101,9 @@ def normalized(e: BaseException) -> str:
     `neuronFloatType` where a CPU one is `torch.FloatTensor` or
     `CPUBFloat16Type` (its formula for backends without a legacy type name):
     not ours to change."""
-    first = re.sub(r"torch\.(\w+)Tensor|(?:neuron|CPU)(\w+)Type", lambda m: f"{m[1] or m[2]}Type",
-                   str(e).split("\n")[0])
+    first = re.sub(
+        r"torch\.(\w+)Tensor|(?:neuron|CPU)(\w+)Type", lambda m: f"{m[1] or m[2]}Type", str(e).split("\n")[0]
+    )
     return first.replace("neuron:0", "cpu").replace("neuron", "cpu").replace("PrivateUse1", "CPU")
 
 
@@ -112,8 +122,9 @@ def run_step(fn, cpu_args, dev_args):
     except Exception as e:  # noqa: BLE001
         d, d_err = None, e
     if c_err is not None or d_err is not None:
-        assert type(c_err) is type(d_err) and normalized(c_err) == normalized(d_err), \
+        assert type(c_err) is type(d_err) and normalized(c_err) == normalized(d_err), (
             f"CPU raised {type(c_err).__name__}: {c_err}\nneuron raised {type(d_err).__name__}: {d_err}"
+        )
         return None, None
     return c, d
 
@@ -199,8 +210,10 @@ def live_tensors() -> list:
 def drop_storage_of(args, cpu_pool: list, dev_pool: list) -> None:
     """Retires (sets to None, keeping every value's number) the values of
     both pools that share storage with one of args."""
+
     def storage(t):
         return t.untyped_storage()._cdata if isinstance(t, torch.Tensor) else None
+
     touched = {storage(a) for a in args} - {None}
     for i, t in enumerate(cpu_pool):
         if t is not None and storage(t) in touched:
@@ -210,8 +223,11 @@ def drop_storage_of(args, cpu_pool: list, dev_pool: list) -> None:
 def check_gradients(cpu_pool, dev_pool, inputs) -> bool:
     """Backward from the last float value that needs a gradient, on both; the
     inputs' gradients must be the same. False if the backward failed."""
-    outs = [(c, d) for c, d in zip(cpu_pool, dev_pool) if c is not None and c.requires_grad
-            and c.grad_fn is not None and c.dtype in FLOATING]
+    outs = [
+        (c, d)
+        for c, d in zip(cpu_pool, dev_pool)
+        if c is not None and c.requires_grad and c.grad_fn is not None and c.dtype in FLOATING
+    ]
     if not outs:
         return True
     c_out, d_out = outs[-1]

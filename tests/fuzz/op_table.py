@@ -7,8 +7,8 @@ the end, a k larger than the size), so both devices must raise alike."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from hypothesis import strategies as st
@@ -37,10 +37,49 @@ def fixed(name: str, arity: int, fn: Callable) -> Op:
     return Op(name, arity, lambda data, args: (fn, name))
 
 
-UNARY = ["neg", "abs", "sin", "exp", "sqrt", "sigmoid", "relu", "floor", "round", "sign", "logical_not",
-         "bitwise_not", "isnan", "reciprocal", "square", "clone", "tanh", "log1p", "frac", "angle"]
-BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "lt", "ge", "pow", "remainder", "fmod",
-          "bitwise_and", "bitwise_xor", "logical_and", "atan2", "floor_divide", "hypot", "copysign"]
+UNARY = [
+    "neg",
+    "abs",
+    "sin",
+    "exp",
+    "sqrt",
+    "sigmoid",
+    "relu",
+    "floor",
+    "round",
+    "sign",
+    "logical_not",
+    "bitwise_not",
+    "isnan",
+    "reciprocal",
+    "square",
+    "clone",
+    "tanh",
+    "log1p",
+    "frac",
+    "angle",
+]
+BINARY = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "maximum",
+    "minimum",
+    "eq",
+    "lt",
+    "ge",
+    "pow",
+    "remainder",
+    "fmod",
+    "bitwise_and",
+    "bitwise_xor",
+    "logical_and",
+    "atan2",
+    "floor_divide",
+    "hypot",
+    "copysign",
+]
 CASTS = [torch.float32, torch.bfloat16, torch.int64, torch.bool, torch.uint8, torch.complex64, torch.float16]
 
 
@@ -73,8 +112,27 @@ def with_python_scalar(data, args):
 
 def reduce(data, args):
     (a,) = args
-    name = data.draw(st.sampled_from(["sum", "prod", "mean", "amax", "argmax", "cumsum", "std", "any", "all",
-                                      "softmax", "logsumexp", "max", "min", "var"]), label="reduction")
+    name = data.draw(
+        st.sampled_from(
+            [
+                "sum",
+                "prod",
+                "mean",
+                "amax",
+                "argmax",
+                "cumsum",
+                "std",
+                "any",
+                "all",
+                "softmax",
+                "logsumexp",
+                "max",
+                "min",
+                "var",
+            ]
+        ),
+        label="reduction",
+    )
     whole = data.draw(st.booleans(), label="whole") and name not in ("cumsum", "softmax", "logsumexp")
     if whole:
         return (lambda t: getattr(torch, name)(t)), f"{name}()"
@@ -96,9 +154,30 @@ def where(data, args):
 
 def view_op(data, args):
     (a,) = args
-    kind = data.draw(st.sampled_from(["slice", "transpose", "permute", "expand", "unsqueeze", "squeeze",
-                                      "reshape", "view", "flip", "narrow", "diagonal", "select", "t",
-                                      "as_strided", "movedim", "unfold", "real"]), label="view")
+    kind = data.draw(
+        st.sampled_from(
+            [
+                "slice",
+                "transpose",
+                "permute",
+                "expand",
+                "unsqueeze",
+                "squeeze",
+                "reshape",
+                "view",
+                "flip",
+                "narrow",
+                "diagonal",
+                "select",
+                "t",
+                "as_strided",
+                "movedim",
+                "unfold",
+                "real",
+            ]
+        ),
+        label="view",
+    )
     d = dim_of(data, a)
     n = size_of(a, d)
     if kind == "slice":
@@ -117,18 +196,25 @@ def view_op(data, args):
         return (lambda t: t.expand(shape)), f"expand({shape})"
     if kind in ("unsqueeze", "squeeze", "select", "diagonal", "narrow", "unfold"):
         k = data.draw(st.integers(-1, n + 1), label="k")
-        calls = {"unsqueeze": lambda t: t.unsqueeze(d), "squeeze": lambda t: t.squeeze(d),
-                 "select": lambda t: t.select(d, k), "diagonal": lambda t: t.diagonal(k),
-                 "narrow": lambda t: t.narrow(d, max(k, 0) if n else 0, min(1, n)),
-                 "unfold": lambda t: t.unfold(d, max(k, 1), 1)}
+        calls = {
+            "unsqueeze": lambda t: t.unsqueeze(d),
+            "squeeze": lambda t: t.squeeze(d),
+            "select": lambda t: t.select(d, k),
+            "diagonal": lambda t: t.diagonal(k),
+            "narrow": lambda t: t.narrow(d, max(k, 0) if n else 0, min(1, n)),
+            "unfold": lambda t: t.unfold(d, max(k, 1), 1),
+        }
         return calls[kind], f"{kind}(d={d}, k={k})"
     if kind in ("reshape", "view"):
         shape = [-1] + data.draw(st.lists(st.integers(1, 3), max_size=2), label="shape")
         return (lambda t: getattr(t, kind)(shape)), f"{kind}({shape})"
     if kind == "as_strided":
         return as_strided(data, a)
-    calls = {"flip": lambda t: t.flip(d), "t": lambda t: t.t(), "real": lambda t: torch.view_as_real(t)
-             if t.is_complex() else t.real}
+    calls = {
+        "flip": lambda t: t.flip(d),
+        "t": lambda t: t.t(),
+        "real": lambda t: torch.view_as_real(t) if t.is_complex() else t.real,
+    }
     return calls[kind], f"{kind}({d})"
 
 
@@ -145,8 +231,25 @@ def as_strided(data, a):
 
 def in_place(data, args):
     a, b = args
-    kind = data.draw(st.sampled_from(["add_", "mul_", "copy_", "fill_", "zero_", "clamp_", "masked_fill_",
-                                      "index_fill_", "sub_", "div_", "abs_", "t_add_"]), label="in-place")
+    kind = data.draw(
+        st.sampled_from(
+            [
+                "add_",
+                "mul_",
+                "copy_",
+                "fill_",
+                "zero_",
+                "clamp_",
+                "masked_fill_",
+                "index_fill_",
+                "sub_",
+                "div_",
+                "abs_",
+                "t_add_",
+            ]
+        ),
+        label="in-place",
+    )
     if kind in ("add_", "mul_", "copy_", "sub_", "div_"):
         return (lambda x, y: getattr(x, kind)(y)), kind
     if kind == "t_add_":  # writes through a view into its base
@@ -167,31 +270,55 @@ def in_place(data, args):
 def with_out(data, args):
     a, b, out = args
     name = data.draw(st.sampled_from(["add", "mul", "sum", "cat", "maximum", "neg", "mm"]), label="op")
-    calls = {"add": lambda x, y, o: torch.add(x, y, out=o), "mul": lambda x, y, o: torch.mul(x, y, out=o),
-             "sum": lambda x, y, o: torch.sum(x, 0, out=o), "cat": lambda x, y, o: torch.cat([x, y], out=o),
-             "maximum": lambda x, y, o: torch.maximum(x, y, out=o), "neg": lambda x, y, o: torch.neg(x, out=o),
-             "mm": lambda x, y, o: torch.mm(x, y, out=o)}
+    calls = {
+        "add": lambda x, y, o: torch.add(x, y, out=o),
+        "mul": lambda x, y, o: torch.mul(x, y, out=o),
+        "sum": lambda x, y, o: torch.sum(x, 0, out=o),
+        "cat": lambda x, y, o: torch.cat([x, y], out=o),
+        "maximum": lambda x, y, o: torch.maximum(x, y, out=o),
+        "neg": lambda x, y, o: torch.neg(x, out=o),
+        "mm": lambda x, y, o: torch.mm(x, y, out=o),
+    }
     return calls[name], f"{name}(out=)"
 
 
 def indexing(data, args):
     a, b = args
-    kind = data.draw(st.sampled_from(["index_select", "gather", "getitem", "mask", "scatter_", "index_put_",
-                                      "take", "masked_select", "nonzero", "cpu_index"]), label="indexing")
+    kind = data.draw(
+        st.sampled_from(
+            [
+                "index_select",
+                "gather",
+                "getitem",
+                "mask",
+                "scatter_",
+                "index_put_",
+                "take",
+                "masked_select",
+                "nonzero",
+                "cpu_index",
+            ]
+        ),
+        label="indexing",
+    )
     d = dim_of(data, a)
     values = data.draw(st.lists(st.integers(-5, 5), max_size=4), label="index")
     idx = torch.tensor(values, dtype=torch.long)
     on = lambda t: idx.to(t.device)  # noqa: E731
-    calls = {"index_select": lambda x, y: x.index_select(d, on(x)),
-             "gather": lambda x, y: x.gather(d, on(x).reshape([-1] + [1] * max(x.dim() - 1, 0))),
-             "getitem": lambda x, y: x[on(x)], "cpu_index": lambda x, y: x[idx],
-             "mask": lambda x, y: x[y > 0 if y.dtype != torch.bool else y],
-             "scatter_": lambda x, y: x.scatter_(d, on(x).reshape([-1] + [1] * max(x.dim() - 1, 0)), 1),
-             "index_put_": lambda x, y: x.index_put_((on(x),), torch.ones((), dtype=x.dtype, device=x.device),
-                                                     accumulate=True),
-             "take": lambda x, y: x.take(on(x)),
-             "masked_select": lambda x, y: x.masked_select(y > 0 if y.dtype != torch.bool else y),
-             "nonzero": lambda x, y: x.nonzero()}
+    calls = {
+        "index_select": lambda x, y: x.index_select(d, on(x)),
+        "gather": lambda x, y: x.gather(d, on(x).reshape([-1] + [1] * max(x.dim() - 1, 0))),
+        "getitem": lambda x, y: x[on(x)],
+        "cpu_index": lambda x, y: x[idx],
+        "mask": lambda x, y: x[y > 0 if y.dtype != torch.bool else y],
+        "scatter_": lambda x, y: x.scatter_(d, on(x).reshape([-1] + [1] * max(x.dim() - 1, 0)), 1),
+        "index_put_": lambda x, y: x.index_put_(
+            (on(x),), torch.ones((), dtype=x.dtype, device=x.device), accumulate=True
+        ),
+        "take": lambda x, y: x.take(on(x)),
+        "masked_select": lambda x, y: x.masked_select(y > 0 if y.dtype != torch.bool else y),
+        "nonzero": lambda x, y: x.nonzero(),
+    }
     return calls[kind], f"{kind}(dim={d}, index={values})"
 
 
@@ -206,18 +333,37 @@ def sort_op(data, args):
     d = dim_of(data, a)
     k = data.draw(st.integers(0, 4), label="k")
     name = data.draw(st.sampled_from(["sort", "topk", "argsort", "kthvalue", "unique"]), label="op")
-    calls = {"sort": lambda t: torch.sort(t, d, stable=True), "topk": lambda t: torch.topk(t, k, d),
-             "argsort": lambda t: torch.argsort(t, dim=d, stable=True), "kthvalue": lambda t: torch.kthvalue(t, k, d),
-             "unique": lambda t: torch.unique(t, sorted=True)}
+    calls = {
+        "sort": lambda t: torch.sort(t, d, stable=True),
+        "topk": lambda t: torch.topk(t, k, d),
+        "argsort": lambda t: torch.argsort(t, dim=d, stable=True),
+        "kthvalue": lambda t: torch.kthvalue(t, k, d),
+        "unique": lambda t: torch.unique(t, sorted=True),
+    }
     return calls[name], f"{name}(dim={d}, k={k})"
 
 
 # Hypothesis leans towards the first entries (it shrinks towards them), so
 # the operations that touch memory layout come first.
-OPS = [
-    Op("view", 1, view_op), Op("in-place", 2, in_place), Op("indexing", 2, indexing), Op("out=", 3, with_out),
-    Op("reduce", 1, reduce), Op("view", 1, view_op), Op("in-place", 2, in_place), Op("indexing", 2, indexing),
-    Op("join", 2, join), Op("sort", 1, sort_op), Op("matmul", 2, matmul), Op("where", 3, where),
-    Op("to", 1, cast), Op("cpu scalar", 1, with_cpu_scalar), Op("python scalar", 1, with_python_scalar),
-    Op("view", 1, view_op),
-] + [binary(n) for n in BINARY] + [unary(n) for n in UNARY]
+OPS = (
+    [
+        Op("view", 1, view_op),
+        Op("in-place", 2, in_place),
+        Op("indexing", 2, indexing),
+        Op("out=", 3, with_out),
+        Op("reduce", 1, reduce),
+        Op("view", 1, view_op),
+        Op("in-place", 2, in_place),
+        Op("indexing", 2, indexing),
+        Op("join", 2, join),
+        Op("sort", 1, sort_op),
+        Op("matmul", 2, matmul),
+        Op("where", 3, where),
+        Op("to", 1, cast),
+        Op("cpu scalar", 1, with_cpu_scalar),
+        Op("python scalar", 1, with_python_scalar),
+        Op("view", 1, view_op),
+    ]
+    + [binary(n) for n in BINARY]
+    + [unary(n) for n in UNARY]
+)

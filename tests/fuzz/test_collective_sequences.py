@@ -7,7 +7,6 @@ FUZZ_COLLECTIVE_SEEDS (and FUZZ_COLLECTIVE_STEPS) replay it."""
 import os
 
 import pytest
-
 from collective_runs import run_groups
 
 SEQUENCES = int(os.environ.get("FUZZ_SEQUENCES", "5000"))

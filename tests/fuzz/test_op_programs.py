@@ -7,14 +7,12 @@ import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from op_programs import run_program
 
 PROGRAMS = int(os.environ.get("FUZZ_PROGRAMS", "10000"))
 
 
-@settings(max_examples=PROGRAMS, deadline=None, database=None, suppress_health_check=list(HealthCheck),
-          print_blob=True)
+@settings(max_examples=PROGRAMS, deadline=None, database=None, suppress_health_check=list(HealthCheck), print_blob=True)
 @given(st.data())
 def test_random_programs_run_alike_on_the_cpu_and_on_neuron(data):
     run_program(data)

@@ -16,8 +16,15 @@ def test_matmul_class_ops_run_in_the_autocast_dtype(amp_dtype):
     a, w, img, k = dev(4, 8), dev(8, 8), dev(1, 3, 8, 8), dev(4, 3, 3, 3)
     with torch.autocast("neuron", dtype=amp_dtype):
         assert torch.get_autocast_dtype("neuron") == amp_dtype
-        outs = [a @ w, torch.mm(a, w), F.linear(a, w), torch.addmm(a, a, w), F.conv2d(img, k),
-                torch.bmm(a[None], w[None]), F.scaled_dot_product_attention(a[None, None], a[None, None], a[None, None])]
+        outs = [
+            a @ w,
+            torch.mm(a, w),
+            F.linear(a, w),
+            torch.addmm(a, a, w),
+            F.conv2d(img, k),
+            torch.bmm(a[None], w[None]),
+            F.scaled_dot_product_attention(a[None, None], a[None, None], a[None, None]),
+        ]
     for out in outs:
         assert out.dtype == amp_dtype and out.device.type == "neuron"
 
@@ -26,8 +33,17 @@ def test_reductions_norms_and_losses_run_in_float32():
     x = dev(4, 8, dtype=torch.bfloat16)
     target = torch.randint(0, 8, (4,)).to("neuron")
     with torch.autocast("neuron", dtype=torch.bfloat16):
-        outs = [x.softmax(-1), x.log_softmax(-1), F.layer_norm(x, (8,)), F.rms_norm(x, (8,)), x.sum(),
-                F.cross_entropy(x, target), x.exp(), x.pow(2), F.mse_loss(x, x)]
+        outs = [
+            x.softmax(-1),
+            x.log_softmax(-1),
+            F.layer_norm(x, (8,)),
+            F.rms_norm(x, (8,)),
+            x.sum(),
+            F.cross_entropy(x, target),
+            x.exp(),
+            x.pow(2),
+            F.mse_loss(x, x),
+        ]
     for out in outs:
         assert out.dtype == torch.float32
 

@@ -3,9 +3,8 @@ calls it, as a CPU tensor's does (torch_neuronx/_autograd_thread.py), and
 TORCH_NEURONX_AUTOGRAD_THREAD=1 keeps PyTorch's device thread."""
 
 import torch
-from torch.utils.checkpoint import checkpoint
-
 from helpers.processes import run_python
+from torch.utils.checkpoint import checkpoint
 
 
 def test_backward_runs_on_the_calling_thread_by_default():

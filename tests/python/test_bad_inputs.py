@@ -5,7 +5,9 @@ import torch
 
 
 def test_device_index_out_of_range():
-    with pytest.raises(RuntimeError, match=r"Invalid device index neuron:99: 4 NeuronCores are visible \(indices 0-3\)"):
+    with pytest.raises(
+        RuntimeError, match=r"Invalid device index neuron:99: 4 NeuronCores are visible \(indices 0-3\)"
+    ):
         torch.empty(3, device=torch.device("neuron", 99))
     with pytest.raises(RuntimeError, match="neuron:7"):
         torch.ones(2).to("neuron:7")

@@ -4,7 +4,6 @@ long-lived group of 2 ranks and of 3, each call compared bitwise with gloo's;
 and what it found, as named regressions (docs/reliability.md)."""
 
 import pytest
-
 from collective_runs import run_groups
 from helpers.dist_launch import launch_ok
 

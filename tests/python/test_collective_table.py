@@ -6,11 +6,11 @@ by the cross-rank signature check and carried by both transports."""
 import pathlib
 
 import pytest
-
 from helpers.dist_launch import assert_all_ok, launch
 
-LIBRARY = pathlib.Path(__file__).resolve().parents[2] / "build" / "cmake" / "tests" / "cpp" / \
-    "libneuron_test_collective.so"
+LIBRARY = (
+    pathlib.Path(__file__).resolve().parents[2] / "build" / "cmake" / "tests" / "cpp" / "libneuron_test_collective.so"
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,5 +30,9 @@ def test_signature_check_covers_a_new_entry(library, tmp_path):
     results = launch("collective_table_entry", 2, tmp_path, timeout=120, args=[library, "mismatch"])
     assert_all_ok(results)
     for r in results:
-        assert "raised:" in r.stdout and "ranks disagree" in r.stdout and "test_weighted_sum of 4" in r.stdout \
-            and "test_weighted_sum of 5" in r.stdout, r.stdout
+        assert (
+            "raised:" in r.stdout
+            and "ranks disagree" in r.stdout
+            and "test_weighted_sum of 4" in r.stdout
+            and "test_weighted_sum of 5" in r.stdout
+        ), r.stdout

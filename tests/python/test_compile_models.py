@@ -7,10 +7,10 @@ compile here is cold."""
 
 import pytest
 import torch
+from helpers.tiny_models import TINY_ARCHITECTURES, tiny_causal_lm
 from transformers import CompileConfig
 
 import torch_neuronx
-from helpers.tiny_models import TINY_ARCHITECTURES, tiny_causal_lm
 
 
 @pytest.fixture(autouse=True)
@@ -78,9 +78,17 @@ def test_trainer_torch_compile_selects_the_neuron_backend_and_trains(tmp_path):
     from datasets import Dataset
     from transformers import Trainer, TrainingArguments
 
-    args = TrainingArguments(output_dir=str(tmp_path / "out"), torch_compile=True, max_steps=3,
-                             per_device_train_batch_size=2, learning_rate=1e-2, report_to=[], save_strategy="no",
-                             logging_steps=1, disable_tqdm=True)
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "out"),
+        torch_compile=True,
+        max_steps=3,
+        per_device_train_batch_size=2,
+        learning_rate=1e-2,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        disable_tqdm=True,
+    )
     assert args.torch_compile_backend == "neuron" and args.device.type == "neuron"
     ids = torch.randint(1, 128, (8, 12), generator=torch.Generator().manual_seed(0))
     data = Dataset.from_dict({"input_ids": ids.tolist(), "labels": ids.tolist()})
@@ -100,8 +108,14 @@ def test_chunked_prefill_compiles_once_per_padded_length_and_matches_eager():
     # prefill graph (docs/hf-compat.md); the same length reuses every graph.
     model = tiny_causal_lm("qwen3", initializer_range=0.5)
     config = CompileConfig(backend="neuron", fullgraph=False, dynamic=False)
-    kwargs = dict(max_new_tokens=6, min_new_tokens=6, do_sample=False, cache_implementation="static",
-                  max_cache_len=64, prefill_chunk_size=8)
+    kwargs = dict(
+        max_new_tokens=6,
+        min_new_tokens=6,
+        do_sample=False,
+        cache_implementation="static",
+        max_cache_len=64,
+        prefill_chunk_size=8,
+    )
     first, second = token_ids((2, 16), seed=1), token_ids((2, 16), seed=2)
     compiled = model.generate(first, compile_config=config, **kwargs)
     eager = model.generate(first, disable_compile=True, **kwargs)

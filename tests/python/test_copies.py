@@ -7,8 +7,20 @@ import pytest
 import torch
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.int64, torch.int32,
-                                   torch.uint8, torch.bool, torch.float64, torch.complex64])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        torch.float32,
+        torch.bfloat16,
+        torch.float16,
+        torch.int64,
+        torch.int32,
+        torch.uint8,
+        torch.bool,
+        torch.float64,
+        torch.complex64,
+    ],
+)
 def test_round_trip_every_dtype(dtype):
     src = (torch.randn(33, 17) * 10).to(dtype)
     dev = src.to("neuron")

@@ -3,7 +3,6 @@ selection, properties, torch.accelerator and the info listing."""
 
 import pytest
 import torch
-
 from helpers.processes import run_ok, run_python
 
 

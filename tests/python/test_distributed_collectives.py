@@ -4,7 +4,6 @@ from every rank's (deterministic) inputs; bytes counted on the shared-memory
 transport; nothing left in /dev/shm."""
 
 import pytest
-
 from helpers.dist_launch import assert_all_ok, launch, launch_ok, shm_entries
 from helpers.processes import worker_path
 

@@ -4,7 +4,6 @@ and every redistribute between Shard, Replicate and Partial on a 1-D mesh (world
 local shards are neuron tensors of this rank's device."""
 
 import pytest
-
 from helpers.dist_launch import launch_ok
 
 

@@ -4,7 +4,6 @@ relative difference at most 1e-5), and a torch.distributed.checkpoint saved
 mid-run that a freshly sharded model reloads and resumes from exactly."""
 
 import pytest
-
 from helpers.dist_launch import launch_ok
 
 

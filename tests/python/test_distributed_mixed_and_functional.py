@@ -3,7 +3,6 @@ to gloo, neuron tensors to this project's shared-memory transport), and
 torch's functional collectives on neuron tensors, in real processes."""
 
 import pytest
-
 from helpers.dist_launch import launch_ok
 
 

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import netns_hosts
 from helpers.dist_launch import launch_ok
 from helpers.processes import worker_env, worker_path
@@ -25,11 +24,30 @@ def test_two_hosts_of_two_ranks_under_torchrun(tmp_path):
         master = hosts[0][2]
         procs = []
         for node, (ns, dev, _) in enumerate(hosts):
-            cmd = ["ip", "netns", "exec", ns, sys.executable, "-m", "torch.distributed.run", "--nnodes=2",
-                   f"--node_rank={node}", "--nproc_per_node=2", f"--master_addr={master}", "--master_port=29517",
-                   str(script)]
-            procs.append(subprocess.Popen(cmd, env=dict(env, GLOO_SOCKET_IFNAME=dev), stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True))
+            cmd = [
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nnodes=2",
+                f"--node_rank={node}",
+                "--nproc_per_node=2",
+                f"--master_addr={master}",
+                "--master_port=29517",
+                str(script),
+            ]
+            procs.append(
+                subprocess.Popen(
+                    cmd,
+                    env=dict(env, GLOO_SOCKET_IFNAME=dev),
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
+            )
         outs = []
         for p in procs:
             try:

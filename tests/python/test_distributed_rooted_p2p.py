@@ -4,7 +4,6 @@ manager, send / recv / batch_isend_irecv, new_group and split_group, in real
 processes at world sizes 2 and 4, against references computed locally."""
 
 import pytest
-
 from helpers.dist_launch import assert_all_ok, launch, launch_ok, shm_entries
 
 

@@ -4,7 +4,6 @@ forward output and the gradients of the unsharded module; TP x FSDP on a 2-D
 mesh of 4 processes trains like the unsharded module."""
 
 import pytest
-
 from helpers.dist_launch import launch_ok
 
 

@@ -9,16 +9,20 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers.processes import worker_path
 
 RUNS = 10
 
 
-@pytest.mark.parametrize("script, extra", [("exit_backward", {}),
-                                           ("exit_backward", {"TORCH_NEURONX_AUTOGRAD_THREAD": "1"}),
-                                           ("exit_unwaited_collective", {})],
-                         ids=["backward", "backward-on-autograd-device-thread", "unwaited-collective"])
+@pytest.mark.parametrize(
+    "script, extra",
+    [
+        ("exit_backward", {}),
+        ("exit_backward", {"TORCH_NEURONX_AUTOGRAD_THREAD": "1"}),
+        ("exit_unwaited_collective", {}),
+    ],
+    ids=["backward", "backward-on-autograd-device-thread", "unwaited-collective"],
+)
 def test_processes_exit_cleanly(script, extra, tmp_path):
     # By default neuron's backward runs on the calling thread
     # (_autograd_thread.py); with the setting, on autograd's device thread,
@@ -29,8 +33,15 @@ def test_processes_exit_cleanly(script, extra, tmp_path):
         procs = []
         for i in range(2):
             store = tmp_path / f"store{batch}_{i}"
-            procs.append(subprocess.Popen([sys.executable, str(worker_path(script)), str(store)], env=env,
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, str(worker_path(script)), str(store)],
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            )
         for p in procs:
             out, err = p.communicate(timeout=120)
             if p.returncode != 0:

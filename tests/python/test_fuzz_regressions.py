@@ -7,7 +7,6 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from op_programs import run_program
 
 
@@ -43,7 +42,10 @@ def test_a_copy_between_overlapping_views_is_refused_as_on_the_cpu(case):
     # of their own, which hid the overlap; neuron copied, or raised a shape error instead.
     for device in ("cpu", "neuron"):
         t = torch.arange(4.0, device=device)
-        dst, src = {"unsqueezed self": (t[0], t[:1]), "shifted self": (t[1:], t[:-1]),
-                    "expanded destination": (t[:1].expand(3), t[1:])}[case]
+        dst, src = {
+            "unsqueezed self": (t[0], t[:1]),
+            "shifted self": (t[1:], t[:-1]),
+            "expanded destination": (t[:1].expand(3), t[1:]),
+        }[case]
         with pytest.raises(RuntimeError, match="refers? to a single memory location"):
             dst.copy_(src)

@@ -11,10 +11,10 @@ processes."""
 import numpy as np
 import pytest
 import torch
-import torch_neuronx
-
-from examples import build_artifacts
 from helpers.dist_launch import assert_all_ok, launch, torchrun
+
+import torch_neuronx
+from examples import build_artifacts
 
 SIZE, STEPS = 64, 2
 
@@ -48,9 +48,15 @@ def embeds(model):
 def render(pipe, embeds, device, generator=None) -> np.ndarray:
     emb, mask = embeds
     with torch.no_grad():
-        out = pipe(prompt_embeds=emb.to(device), prompt_embeds_mask=None if mask is None else mask.to(device),
-                   height=SIZE, width=SIZE, num_inference_steps=STEPS, output_type="np",
-                   generator=generator or torch.Generator("cpu").manual_seed(0))
+        out = pipe(
+            prompt_embeds=emb.to(device),
+            prompt_embeds_mask=None if mask is None else mask.to(device),
+            height=SIZE,
+            width=SIZE,
+            num_inference_steps=STEPS,
+            output_type="np",
+            generator=generator or torch.Generator("cpu").manual_seed(0),
+        )
     return out.images[0]
 
 
@@ -114,8 +120,16 @@ def test_diffusers_tp_script_saves_the_one_process_image_as_png(model, tmp_path)
     images = []
     for nproc in (2, 1):
         png = tmp_path / f"tp{nproc}.png"
-        torchrun(nproc, "diffusers_tp.py", [], tmp_path, MODEL_ID=str(model), DIFFUSERS_SIZE="128",
-                 DIFFUSERS_STEPS="3", OUT_PNG=str(png))
+        torchrun(
+            nproc,
+            "diffusers_tp.py",
+            [],
+            tmp_path,
+            MODEL_ID=str(model),
+            DIFFUSERS_SIZE="128",
+            DIFFUSERS_STEPS="3",
+            OUT_PNG=str(png),
+        )
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         images.append(np.asarray(Image.open(png)).astype(np.int16))
     tp2, tp1 = images
@@ -134,15 +148,22 @@ def test_flux_renders_eagerly_compiled_and_with_tensor_parallelism(model, tmp_pa
     flux = model.parent / "flux-tiny"
     pipe = FluxPipeline.from_pretrained(flux)
     with torch.no_grad():
-        emb, pooled, text_ids = pipe.encode_prompt(prompt="A capybara wearing a wizard hat", prompt_2=None,
-                                                   device="cpu")
+        emb, pooled, text_ids = pipe.encode_prompt(
+            prompt="A capybara wearing a wizard hat", prompt_2=None, device="cpu"
+        )
     assert text_ids.shape == (emb.shape[1], 3)
 
     def render(pipe, device, output_type="np"):
         with torch.no_grad():
-            return pipe(prompt_embeds=emb.to(device, pipe.dtype), pooled_prompt_embeds=pooled.to(device, pipe.dtype),
-                        height=SIZE, width=SIZE, num_inference_steps=STEPS, output_type=output_type,
-                        generator=torch.Generator("cpu").manual_seed(0)).images[0]
+            return pipe(
+                prompt_embeds=emb.to(device, pipe.dtype),
+                pooled_prompt_embeds=pooled.to(device, pipe.dtype),
+                height=SIZE,
+                width=SIZE,
+                num_inference_steps=STEPS,
+                output_type=output_type,
+                generator=torch.Generator("cpu").manual_seed(0),
+            ).images[0]
 
     on_cpu = render(pipe, "cpu")
     torch_neuronx.clear_op_tracking()
@@ -154,7 +175,15 @@ def test_flux_renders_eagerly_compiled_and_with_tensor_parallelism(model, tmp_pa
     eager_bf16 = np.asarray(render(pipe.to(torch.bfloat16), "neuron", output_type="pil")).astype(np.int16)
     for nproc in (1, 2):
         png = tmp_path / f"flux{nproc}.png"
-        torchrun(nproc, "flux_tp.py", [], tmp_path, MODEL_ID=str(flux), DIFFUSERS_SIZE=str(SIZE),
-                 DIFFUSERS_STEPS=str(STEPS), OUT_PNG=str(png))
+        torchrun(
+            nproc,
+            "flux_tp.py",
+            [],
+            tmp_path,
+            MODEL_ID=str(flux),
+            DIFFUSERS_SIZE=str(SIZE),
+            DIFFUSERS_STEPS=str(STEPS),
+            OUT_PNG=str(png),
+        )
         diff = np.abs(np.asarray(Image.open(png)).astype(np.int16) - eager_bf16)
         assert diff.mean() < 1.5 and diff.max() <= 16, (nproc, diff.mean(), diff.max())  # bf16 rounding

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 import torch
-
-from examples import build_artifacts
 from helpers.dist_launch import assert_all_ok, launch
 from helpers.processes import run_ok, worker_env, worker_path
+
+from examples import build_artifacts
 
 
 @pytest.fixture(scope="module")
@@ -23,14 +23,23 @@ def artifacts(tmp_path_factory):
 
 
 @pytest.mark.parametrize("async_load", ["0", "1"])
-@pytest.mark.parametrize("device_map,max_memory", [
-    ("neuron", None),
-    ("auto", {0: "2GiB", "cpu": "2GiB"}),  # an int device is the current accelerator: neuron
-    ("auto", None),  # accelerate 1.16 asks torch.accelerator, then torch.neuron.mem_get_info, for the memory
-])
+@pytest.mark.parametrize(
+    "device_map,max_memory",
+    [
+        ("neuron", None),
+        ("auto", {0: "2GiB", "cpu": "2GiB"}),  # an int device is the current accelerator: neuron
+        ("auto", None),  # accelerate 1.16 asks torch.accelerator, then torch.neuron.mem_get_info, for the memory
+    ],
+)
 def test_from_pretrained_device_map_places_the_model_on_neuron(artifacts, device_map, max_memory, async_load):
-    out = run_ok("hf_device_map", str(artifacts / "qwen3-tiny"), device_map, repr(max_memory),
-                 env={"HF_DEACTIVATE_ASYNC_LOAD": async_load} if async_load == "1" else {}, timeout=180)
+    out = run_ok(
+        "hf_device_map",
+        str(artifacts / "qwen3-tiny"),
+        device_map,
+        repr(max_memory),
+        env={"HF_DEACTIVATE_ASYNC_LOAD": async_load} if async_load == "1" else {},
+        timeout=180,
+    )
     assert "placed neuron:0" in out
 
 
@@ -38,9 +47,17 @@ def test_trainer_with_bf16_chooses_neuron_and_trains(artifacts, tmp_path):
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
 
-    args = TrainingArguments(output_dir=str(tmp_path), bf16=True, max_steps=6, per_device_train_batch_size=4,
-                             learning_rate=3e-3, report_to=[], save_strategy="no", logging_steps=1,
-                             disable_tqdm=True)
+    args = TrainingArguments(
+        output_dir=str(tmp_path),
+        bf16=True,
+        max_steps=6,
+        per_device_train_batch_size=4,
+        learning_rate=3e-3,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        disable_tqdm=True,
+    )
     assert args.device.type == "neuron"
     ids = (torch.arange(16) * 7 % 300 + 1).repeat(24, 1)  # one sequence, learnable in a few steps
     data = Dataset.from_dict({"input_ids": ids.tolist(), "labels": ids.tolist()})
@@ -54,11 +71,14 @@ def test_trainer_with_bf16_chooses_neuron_and_trains(artifacts, tmp_path):
 
 TRAINER_SAVES_NO_NEURON_RNG_STATE = (
     "transformers 5.23.0's Trainer._save_rng_state / _load_rng_state know cpu, cuda, xla, npu, hpu, mlu and musa "
-    "generators, not neuron's: a resumed run redraws dropout from the seed (docs/hf-compat.md)")
+    "generators, not neuron's: a resumed run redraws dropout from the seed (docs/hf-compat.md)"
+)
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("neuron", marks=pytest.mark.xfail(
-    strict=True, reason=TRAINER_SAVES_NO_NEURON_RNG_STATE))])
+@pytest.mark.parametrize(
+    "device",
+    ["cpu", pytest.param("neuron", marks=pytest.mark.xfail(strict=True, reason=TRAINER_SAVES_NO_NEURON_RNG_STATE))],
+)
 def test_trainer_resume_with_dropout_reproduces_the_uninterrupted_losses(artifacts, tmp_path, device):
     """Saved at step 2 with the optimizer (save_only_model=False, the default) and
     resumed, a run with dropout on gives the uninterrupted run's losses at steps 3
@@ -70,9 +90,18 @@ def test_trainer_resume_with_dropout_reproduces_the_uninterrupted_losses(artifac
     data = Dataset.from_dict({"input_ids": ids.tolist(), "labels": ids.tolist()})
 
     def train(out, resume=None):
-        args = TrainingArguments(output_dir=str(out), max_steps=4, save_steps=2, per_device_train_batch_size=4,
-                                 learning_rate=3e-3, report_to=[], logging_steps=1, disable_tqdm=True,
-                                 use_cpu=device == "cpu", seed=0)
+        args = TrainingArguments(
+            output_dir=str(out),
+            max_steps=4,
+            save_steps=2,
+            per_device_train_batch_size=4,
+            learning_rate=3e-3,
+            report_to=[],
+            logging_steps=1,
+            disable_tqdm=True,
+            use_cpu=device == "cpu",
+            seed=0,
+        )
         assert args.device.type == device
         model = AutoModelForCausalLM.from_pretrained(artifacts / "qwen3-tiny", attention_dropout=0.5)
         trainer = Trainer(model=model, args=args, train_dataset=data)
@@ -90,8 +119,10 @@ def test_peft_lora_trains_on_neuron_and_adapters_save_and_load_merged_and_unmerg
     from transformers import AutoModelForCausalLM
 
     base_dir = artifacts / "qwen3-tiny"
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(base_dir).to("neuron"),
-                           LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], lora_dropout=0.0))
+    model = get_peft_model(
+        AutoModelForCausalLM.from_pretrained(base_dir).to("neuron"),
+        LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], lora_dropout=0.0),
+    )
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
     ids = torch.randint(1, 300, (4, 16), generator=torch.Generator().manual_seed(0)).to("neuron")
     losses = []
@@ -106,8 +137,9 @@ def test_peft_lora_trains_on_neuron_and_adapters_save_and_load_merged_and_unmerg
     with torch.no_grad():
         ref = model(ids).logits.cpu()
     model.save_pretrained(tmp_path / "adapter")
-    reloaded = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base_dir).to("neuron"),
-                                         tmp_path / "adapter")
+    reloaded = PeftModel.from_pretrained(
+        AutoModelForCausalLM.from_pretrained(base_dir).to("neuron"), tmp_path / "adapter"
+    )
     merged = reloaded.merge_and_unload()
     merged.save_pretrained(tmp_path / "merged")
     again = AutoModelForCausalLM.from_pretrained(tmp_path / "merged").to("neuron")
@@ -200,8 +232,7 @@ def test_accelerate_fp16_mixed_precision_and_manual_fp16_amp_train():
         scaler.step(opt)
         scaler.update()
 
-    train(lambda model, opt: (model.to("neuron"), opt), lambda: torch.autocast("neuron", dtype=torch.float16),
-          amp_step)
+    train(lambda model, opt: (model.to("neuron"), opt), lambda: torch.autocast("neuron", dtype=torch.float16), amp_step)
 
 
 def test_peft_loads_adapters_onto_neuron_by_default_and_with_an_index(artifacts, tmp_path):
@@ -232,8 +263,16 @@ def test_accelerate_multi_neuron_under_a_launcher(tmp_path, launcher):
     if launcher == "torchrun":
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script)]
     else:
-        cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes=2", "--num_machines=1",
-               "--mixed_precision=bf16", "--dynamo_backend=no", str(script)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "accelerate.commands.launch",
+            "--num_processes=2",
+            "--num_machines=1",
+            "--mixed_precision=bf16",
+            "--dynamo_backend=no",
+            str(script),
+        ]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     assert proc.stdout.count("accelerate ok") == 2, proc.stdout
@@ -243,8 +282,9 @@ def test_tp_plan_auto_shards_over_the_launched_processes_and_gives_the_one_proce
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model_dir = tmp_path / "qwen3-clear-margins"
-    build_artifacts.build_model("qwen3", AutoTokenizer.from_pretrained(artifacts / "tokenizer"), model_dir,
-                                initializer_range=0.5)
+    build_artifacts.build_model(
+        "qwen3", AutoTokenizer.from_pretrained(artifacts / "tokenizer"), model_dir, initializer_range=0.5
+    )
     ids = [[5, 6, 7, 8, 9, 10]]
     one = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16, device_map="neuron")
     expected = one.generate(torch.tensor(ids, device="neuron"), max_new_tokens=8, do_sample=False).tolist()
@@ -276,8 +316,8 @@ def test_attention_implementations_on_neuron():
     # CPU's logits. torch's flex_attention accepts only the devices it lists
     # (torch/nn/attention/flex_attention.py `_validate_device`): a clear
     # ValueError on neuron, documented in docs/hf-compat.md.
-    from torch.nn.attention.flex_attention import flex_attention
     from helpers.tiny_models import tiny_causal_lm
+    from torch.nn.attention.flex_attention import flex_attention
 
     ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
     for impl in ("sdpa", "eager"):

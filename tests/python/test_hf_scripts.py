@@ -10,9 +10,9 @@ import re
 
 import pytest
 import torch
+from helpers.dist_launch import assert_all_ok, launch, torchrun
 
 from examples import build_artifacts
-from helpers.dist_launch import assert_all_ok, launch, torchrun
 
 
 @pytest.fixture(scope="module")
@@ -24,31 +24,54 @@ def test_generate_tp_script_gives_the_one_process_tokens(artifacts, tmp_path):
     model = tmp_path / "qwen3-clear-margins"
     from transformers import AutoTokenizer
 
-    build_artifacts.build_model("qwen3", AutoTokenizer.from_pretrained(artifacts / "tokenizer"), model,
-                                initializer_range=0.5)
+    build_artifacts.build_model(
+        "qwen3", AutoTokenizer.from_pretrained(artifacts / "tokenizer"), model, initializer_range=0.5
+    )
     texts = [torchrun(n, "generate_tp.py", [], tmp_path, MODEL_ID=str(model)) for n in (2, 1)]
     assert texts[0].strip(), "rank 0 printed no text"
     assert texts[0] == texts[1]
 
 
 def test_demo_generation_compiles_decode_once_without_cpu_fallbacks(artifacts, tmp_path):
-    out = torchrun(2, "demo_generate.py", [str(artifacts / "qwen3-tiny"), str(tmp_path / "gen-{rank}.json")],
-                   tmp_path)
+    out = torchrun(2, "demo_generate.py", [str(artifacts / "qwen3-tiny"), str(tmp_path / "gen-{rank}.json")], tmp_path)
     assert "recompilations in the timed generate: 0," in out and "CPU fallbacks: 0" in out, out
     assert out.count("Q: ") == 4 and "tokens/s" in out, out
     # the profiled generate: its trace and the tokens/s of its estimated track
     assert re.search(r"estimated on Trainium2 \(TP=2 NeuronCores\): \d+ tokens/s", out), out
     from helpers.chrome_trace import Trace
+
     trace = Trace(tmp_path / "gen-0.json")
     assert {"compiled graph", "collective"} <= {e["args"].get("kind") for e in trace.estimated(trace.device_pid(0))}
 
 
 # The source's flags, scaled as the demo scales them; the Trainer's default
 # save behaviour (save_strategy "steps", a checkpoint at the end of training).
-SFT_FLAGS = ["--dataset_train_split", "train_sft", "--dtype", "bfloat16", "--max_length", "64", "--packing", "true",
-             "--packing_strategy", "wrapped", "--learning_rate", "3e-3", "--max_steps", "4", "--logging_steps", "1",
-             "--per_device_train_batch_size", "2", "--save_only_model", "true", "--report_to", "none",
-             "--disable_tqdm", "true"]
+SFT_FLAGS = [
+    "--dataset_train_split",
+    "train_sft",
+    "--dtype",
+    "bfloat16",
+    "--max_length",
+    "64",
+    "--packing",
+    "true",
+    "--packing_strategy",
+    "wrapped",
+    "--learning_rate",
+    "3e-3",
+    "--max_steps",
+    "4",
+    "--logging_steps",
+    "1",
+    "--per_device_train_batch_size",
+    "2",
+    "--save_only_model",
+    "true",
+    "--report_to",
+    "none",
+    "--disable_tqdm",
+    "true",
+]
 
 
 def assert_plain_checkpoint(path, original):
@@ -82,10 +105,12 @@ def assert_trace_of_steps(path):
     assert sum(1 for e in trace.events if e.get("name", "").startswith("ProfilerStep#")) == 2
 
 
-@pytest.mark.parametrize("tp,fsdp,compile_,save_steps", [(2, 1, "true", "2"), (1, 2, "false", None),
-                                                         (2, 2, "false", None)])
-def test_sft_script_trains_with_tp_x_fsdp_and_saves_plain_checkpoints(artifacts, tmp_path, tp, fsdp, compile_,
-                                                                       save_steps):
+@pytest.mark.parametrize(
+    "tp,fsdp,compile_,save_steps", [(2, 1, "true", "2"), (1, 2, "false", None), (2, 2, "false", None)]
+)
+def test_sft_script_trains_with_tp_x_fsdp_and_saves_plain_checkpoints(
+    artifacts, tmp_path, tp, fsdp, compile_, save_steps
+):
     # With TP the end-of-training save used to fail: a barrier followed at once
     # by another collective could report "ranks disagree" (docs/conformance.md).
     from transformers import AutoModelForCausalLM
@@ -94,10 +119,26 @@ def test_sft_script_trains_with_tp_x_fsdp_and_saves_plain_checkpoints(artifacts,
     extra = ["--save_steps", save_steps] if save_steps else []
     # the compiled run also traces steps 2-3 as `make demo` does (TORCH_NEURONX_TRACE)
     trace = {"TORCH_NEURONX_TRACE": str(tmp_path / "trace-{rank}.json"), "TORCH_NEURONX_TRACE_STEPS": "1:2"}
-    log = torchrun(tp * fsdp, "sft_neuron_example.py",
-                   ["--model_name_or_path", str(artifacts / "qwen3-tiny"), "--dataset_name",
-                    str(artifacts / "qa-chat"), "--output_dir", str(ckpt), "--torch_compile", compile_, *SFT_FLAGS,
-                    *extra], tmp_path, TP_SIZE=str(tp), FSDP_SIZE=str(fsdp), **(trace if compile_ == "true" else {}))
+    log = torchrun(
+        tp * fsdp,
+        "sft_neuron_example.py",
+        [
+            "--model_name_or_path",
+            str(artifacts / "qwen3-tiny"),
+            "--dataset_name",
+            str(artifacts / "qa-chat"),
+            "--output_dir",
+            str(ckpt),
+            "--torch_compile",
+            compile_,
+            *SFT_FLAGS,
+            *extra,
+        ],
+        tmp_path,
+        TP_SIZE=str(tp),
+        FSDP_SIZE=str(fsdp),
+        **(trace if compile_ == "true" else {}),
+    )
     assert log.count("'loss'") >= 4, log[-2000:]
     if compile_ == "true":
         assert_trace_of_steps(tmp_path / "trace-0.json")
@@ -113,6 +154,7 @@ def test_sft_script_trains_with_tp_x_fsdp_and_saves_plain_checkpoints(artifacts,
 
 def test_sft_trainer_keeps_the_model_sharded_at_load_and_does_not_wrap_it_again(artifacts, tmp_path):
     # TP 2 x FSDP 2 on 4 processes, as the source's training run (scaled).
-    results = launch("hf_sft_sharded_at_load", world=4, tmp_path=tmp_path, timeout=400,
-                     args=[tmp_path / "out", artifacts])
+    results = launch(
+        "hf_sft_sharded_at_load", world=4, tmp_path=tmp_path, timeout=400, args=[tmp_path / "out", artifacts]
+    )
     assert_all_ok(results)

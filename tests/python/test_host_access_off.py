@@ -7,7 +7,6 @@ as counted copies (host_staging_stats, fallback ops, host-staged graphs),
 never silently."""
 
 import csv
-import os
 import pathlib
 import re
 import subprocess
@@ -18,10 +17,12 @@ from helpers.processes import run_ok, scrubbed_env
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # Ops every model uses, with their backward rows.
-FAST_SUBSET = ("add,mul,sub,div,matmul,mm,bmm,addmm,sum,mean,softmax,log_softmax,nn.functional.gelu,"
-               "nn.functional.silu,exp,tanh,sigmoid,cat,stack,index_select,gather,where,transpose,reshape,clone,"
-               "nn.functional.layer_norm,nn.functional.embedding,cumsum,amax,argmax,topk,masked_fill,"
-               "nn.functional.cross_entropy")
+FAST_SUBSET = (
+    "add,mul,sub,div,matmul,mm,bmm,addmm,sum,mean,softmax,log_softmax,nn.functional.gelu,"
+    "nn.functional.silu,exp,tanh,sigmoid,cat,stack,index_select,gather,where,transpose,reshape,clone,"
+    "nn.functional.layer_norm,nn.functional.embedding,cumsum,amax,argmax,topk,masked_fill,"
+    "nn.functional.cross_entropy"
+)
 
 
 def staged_counts(stdout: str) -> tuple[int, int]:
@@ -39,10 +40,23 @@ def test_capability_switch_is_reported():
 
 def test_opinfo_fast_subset(tmp_path):
     table = tmp_path / "staged.tsv"
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "sweep" / "opinfo_sweep.py"), "--max-samples", "2",
-                           "--staged", "--ops", FAST_SUBSET, "--out", str(table)],
-                          env=scrubbed_env(OMP_NUM_THREADS="1", TORCH_NEURONX_EMU_HOST_ADDRESSABLE="0"),
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "sweep" / "opinfo_sweep.py"),
+            "--max-samples",
+            "2",
+            "--staged",
+            "--ops",
+            FAST_SUBSET,
+            "--out",
+            str(table),
+        ],
+        env=scrubbed_env(OMP_NUM_THREADS="1", TORCH_NEURONX_EMU_HOST_ADDRESSABLE="0"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     with open(table) as f:
         rows = list(csv.DictReader(f, delimiter="\t"))

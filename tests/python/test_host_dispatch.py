@@ -5,10 +5,9 @@ allocator, that in-place ops allocate nothing, and that views stay views."""
 
 import pytest
 import torch
+from helpers.processes import run_ok
 
 import torch_neuronx
-
-from helpers.processes import run_ok
 
 
 def allocations() -> int:
@@ -90,8 +89,12 @@ def test_data_dependent_shapes_and_host_reads():
 
 
 def test_factories_land_on_neuron():
-    for t in (torch.arange(4, device="neuron"), torch.linspace(0, 1, 5, device="neuron"),
-              torch.eye(3, device="neuron"), torch.randperm(6, device="neuron")):
+    for t in (
+        torch.arange(4, device="neuron"),
+        torch.linspace(0, 1, 5, device="neuron"),
+        torch.eye(3, device="neuron"),
+        torch.randperm(6, device="neuron"),
+    ):
         assert t.device.type == "neuron"
     assert torch_neuronx.get_fallback_ops() == {}
 
@@ -148,9 +151,11 @@ def test_lazily_conjugated_and_negated_outputs_keep_their_bits():
     torch.manual_seed(0)
     v, w = torch.randn(6, dtype=torch.cfloat), torch.randn(6, dtype=torch.cfloat)
     vd, wd = v.to("neuron"), w.to("neuron")
-    for got, want in ((torch.vdot(vd, wd.conj()), torch.vdot(v, w.conj())),
-                      (torch.vdot(vd.conj(), wd.conj()), torch.vdot(v.conj(), w.conj())),
-                      (torch.vdot(vd, (-wd).conj()), torch.vdot(v, (-w).conj()))):
+    for got, want in (
+        (torch.vdot(vd, wd.conj()), torch.vdot(v, w.conj())),
+        (torch.vdot(vd.conj(), wd.conj()), torch.vdot(v.conj(), w.conj())),
+        (torch.vdot(vd, (-wd).conj()), torch.vdot(v, (-w).conj())),
+    ):
         assert torch.equal(got.cpu(), want)
     a, b = torch.randn(2, 4, 4, dtype=torch.cdouble), torch.randn(2, 3, 4, dtype=torch.cdouble)
     lu, piv = torch.linalg.lu_factor(a)

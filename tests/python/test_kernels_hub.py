@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn as nn
+from helpers import kernel_repos
 
 import torch_neuronx
-from helpers import kernel_repos
 from torch_neuronx.kernel_builder import KernelRepoError, build
 
 kernels = pytest.importorskip("kernels")
@@ -41,12 +41,14 @@ def test_transformers_kernel_hub_integration_is_on():
     assert import_utils.is_kernels_available() and hub_kernels._kernels_enabled
     assert LlamaRMSNorm.kernel_layer_name == "RMSNorm"  # the decorator took effect
     from kernels.backends import _backend
+
     assert _backend().name == "neuron"
 
 
 @pytest.mark.parametrize("name", kernel_repos.NAMES)
 def test_repository_loads_locally_and_through_local_kernels(name, repos, monkeypatch):
     from kernels._rust import Backend, Build, Metadata
+
     path = repos[name]
     assert Build.open(path).general.backends == [Backend.Neuron]
     meta = Metadata.read_from_file(path / "build" / "torch-neuron" / "metadata.json")
@@ -142,11 +144,17 @@ def test_a_build_toml_without_neuron_is_refused(repos, tmp_path):
 
 def test_a_kernel_over_the_chips_limits_fails_with_the_limit(tmp_path):
     from torch_neuronx.nki import NKIError
-    repo = _repo(tmp_path, "wide-nki", init=(
-        "import nki\nimport nki.language as nl\nfrom . import layers\n\n\n"
-        "@nki.jit\ndef copy_rows(x):  # one tile of all rows: more than 128 partitions\n"
-        "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
-        "    nl.store(out[:, :], value=nl.load(x[:, :]))\n    return out\n"))
+
+    repo = _repo(
+        tmp_path,
+        "wide-nki",
+        init=(
+            "import nki\nimport nki.language as nl\nfrom . import layers\n\n\n"
+            "@nki.jit\ndef copy_rows(x):  # one tile of all rows: more than 128 partitions\n"
+            "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+            "    nl.store(out[:, :], value=nl.load(x[:, :]))\n    return out\n"
+        ),
+    )
     wide = kernels.get_local_kernel(build(repo).parents[1])
     with pytest.raises(NKIError, match="partition dimension 256 .* exceeds the limit of 128"):
         wide.copy_rows(torch.randn(256, 64, device="neuron"))
@@ -163,8 +171,9 @@ def _repo(tmp_path, name, init="from . import layers\n", layers="") -> Path:
     repo = tmp_path / name
     pkg = repo / "torch-ext" / name.replace("-", "_")
     (pkg / "layers").mkdir(parents=True)
-    (repo / "build.toml").write_text((kernel_repos.REPOS / "rmsnorm-nki" / "build.toml").read_text()
-                                     .replace("rmsnorm-nki", name))
+    (repo / "build.toml").write_text(
+        (kernel_repos.REPOS / "rmsnorm-nki" / "build.toml").read_text().replace("rmsnorm-nki", name)
+    )
     (pkg / "__init__.py").write_text(init)
     (pkg / "layers" / "__init__.py").write_text(layers)
     return repo
@@ -174,21 +183,30 @@ def _flag_repo(tmp_path, **flags) -> Path:
     short = {"has_backward": "hb", "can_torch_compile": "tc"}
     name = "-".join(["double"] + [f"{short[k]}{int(v)}" for k, v in flags.items()])
     body = "".join(f"    {k} = {v}\n" for k, v in flags.items())
-    repo = _repo(tmp_path, name, layers="import torch.nn as nn\n\n\nclass Double(nn.Module):\n" + body +
-                 "\n    def forward(self, x):\n        return x * 3  # marks the kernel's forward\n")
+    repo = _repo(
+        tmp_path,
+        name,
+        layers="import torch.nn as nn\n\n\nclass Double(nn.Module):\n"
+        + body
+        + "\n    def forward(self, x):\n        return x * 3  # marks the kernel's forward\n",
+    )
     build(repo)
     return repo
 
 
-@pytest.mark.parametrize("flags, mode, kernel_runs", [
-    ({"has_backward": False}, "INFERENCE", True),
-    ({"has_backward": False}, "TRAINING", False),      # forward-only: the original is kept in training
-    ({}, "TRAINING", True),                             # has_backward defaults to True
-    ({}, "INFERENCE | TORCH_COMPILE", False),           # can_torch_compile defaults to False
-    ({"can_torch_compile": True}, "INFERENCE | TORCH_COMPILE", True),
-])
+@pytest.mark.parametrize(
+    "flags, mode, kernel_runs",
+    [
+        ({"has_backward": False}, "INFERENCE", True),
+        ({"has_backward": False}, "TRAINING", False),  # forward-only: the original is kept in training
+        ({}, "TRAINING", True),  # has_backward defaults to True
+        ({}, "INFERENCE | TORCH_COMPILE", False),  # can_torch_compile defaults to False
+        ({"can_torch_compile": True}, "INFERENCE | TORCH_COMPILE", True),
+    ],
+)
 def test_layer_flags_decide_the_swap(flags, mode, kernel_runs, tmp_path):
     from kernels import LocalLayerRepository, Mode, kernelize, use_kernel_forward_from_hub, use_kernel_mapping
+
     repo = _flag_repo(tmp_path, **flags)
     layer = use_kernel_forward_from_hub("Double")(type("Doubler", (_Double,), {}))().to("neuron")
     m = eval(mode, {}, vars(Mode))

@@ -9,10 +9,10 @@ import copy
 
 import pytest
 import torch
-
-import torch_neuronx
 from helpers import kernel_repos
 from helpers.tiny_models import tiny_causal_lm
+
+import torch_neuronx
 
 kernels = pytest.importorskip("kernels")
 from kernels import LocalLayerRepository, Mode, kernelize, use_kernel_mapping  # noqa: E402
@@ -76,6 +76,7 @@ def test_padded_batches_and_compiled_generation_use_sdpas_masks():
     # A left-padded batch (a padding mask) and generate under torch.compile
     # (which always passes a mask) reach the kernel as an additive bias.
     from transformers import CompileConfig
+
     ref = tiny_causal_lm("llama")
     model = _kernelized(ref, Mode.INFERENCE)
     ids = _ids((2, 10))
@@ -87,8 +88,11 @@ def test_padded_batches_and_compiled_generation_use_sdpas_masks():
     out = model.generate(ids, **gen)
     assert "nki::attention_kernel" in _nki_runs()
     assert torch.equal(out.cpu(), ref.generate(ids, **gen).cpu())
-    compiled = dict(gen, cache_implementation="static",
-                    compile_config=CompileConfig(backend="neuron", fullgraph=False, dynamic=False))
+    compiled = dict(
+        gen,
+        cache_implementation="static",
+        compile_config=CompileConfig(backend="neuron", fullgraph=False, dynamic=False),
+    )
     torch_neuronx.clear_op_tracking()
     assert torch.equal(model.generate(ids, **compiled).cpu(), out.cpu())
     assert torch_neuronx.get_dynamo_metrics()["frames_compiled"] >= 1 and "nki::attention_kernel" in _nki_runs()
@@ -139,8 +143,16 @@ def test_compiled_training_step_through_the_kernels():
 # ------------------------------------------------------------------------ ViT
 def _tiny_vit():
     from transformers import ViTConfig, ViTForImageClassification
-    cfg = ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                    intermediate_size=128, num_labels=5)
+
+    cfg = ViTConfig(
+        image_size=32,
+        patch_size=8,
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=128,
+        num_labels=5,
+    )
     torch.manual_seed(0)
     return ViTForImageClassification(cfg).to("neuron").eval()
 
@@ -160,8 +172,9 @@ def test_vit_inference_training_and_compile():
     _close(model(x).logits, ref(x).logits)
     assert _nki_runs() == {"nki::gelu_kernel", "nki::attention_kernel"}
 
-    compiled = torch.compile(_kernelized(ref, Mode.INFERENCE | Mode.TORCH_COMPILE, VIT_MAPPING),
-                             backend="neuron", fullgraph=True)
+    compiled = torch.compile(
+        _kernelized(ref, Mode.INFERENCE | Mode.TORCH_COMPILE, VIT_MAPPING), backend="neuron", fullgraph=True
+    )
     torch_neuronx.clear_op_tracking()
     _close(compiled(x).logits, ref(x).logits)
     assert _nki_runs() == {"nki::gelu_kernel", "nki::attention_kernel"}
@@ -183,18 +196,22 @@ def test_vit_inference_training_and_compile():
 def restore_patches():
     yield
     from transformers.monkey_patching import clear_patch_mapping
+
     clear_patch_mapping()  # KernelConfig's layouts are registered process-wide
 
 
 def test_from_pretrained_with_kernel_config_kernelizes_llama_and_vit(tmp_path, restore_patches):
     from transformers import AutoModelForCausalLM, KernelConfig, ViTForImageClassification
+
     org = kernel_repos.ORG
     ref = tiny_causal_lm("llama")
     ref.save_pretrained(tmp_path / "llama")
-    config = KernelConfig({"RMSNorm": {"neuron": f"{org}/rmsnorm-nki:RMSNorm"},
-                           "SiLU": {"neuron": f"{org}/silu-and-mul-nki:SiLU"}})
-    model = AutoModelForCausalLM.from_pretrained(tmp_path / "llama", device_map="neuron", use_kernels=True,
-                                                 kernel_config=config, attn_implementation=ATTENTION).eval()
+    config = KernelConfig(
+        {"RMSNorm": {"neuron": f"{org}/rmsnorm-nki:RMSNorm"}, "SiLU": {"neuron": f"{org}/silu-and-mul-nki:SiLU"}}
+    )
+    model = AutoModelForCausalLM.from_pretrained(
+        tmp_path / "llama", device_map="neuron", use_kernels=True, kernel_config=config, attn_implementation=ATTENTION
+    ).eval()
     ids = _ids()
     torch_neuronx.clear_op_tracking()
     _close(model(ids).logits, ref(ids).logits)
@@ -202,10 +219,12 @@ def test_from_pretrained_with_kernel_config_kernelizes_llama_and_vit(tmp_path, r
 
     vit = _tiny_vit()
     vit.save_pretrained(tmp_path / "vit")
-    config = KernelConfig({"ViTLayer": f"{org}/vit-nki:ViTLayer", "ViTMLP": f"{org}/vit-nki:ViTMLP",
-                           "GeLU": f"{org}/vit-nki:GeLU"})
-    model = ViTForImageClassification.from_pretrained(tmp_path / "vit", device_map="neuron", use_kernels=True,
-                                                      kernel_config=config, attn_implementation=ATTENTION).eval()
+    config = KernelConfig(
+        {"ViTLayer": f"{org}/vit-nki:ViTLayer", "ViTMLP": f"{org}/vit-nki:ViTMLP", "GeLU": f"{org}/vit-nki:GeLU"}
+    )
+    model = ViTForImageClassification.from_pretrained(
+        tmp_path / "vit", device_map="neuron", use_kernels=True, kernel_config=config, attn_implementation=ATTENTION
+    ).eval()
     assert type(model.vit.layers[0]).__name__ == "ViTLayerLayout"
     x = _pixels()
     torch_neuronx.clear_op_tracking()
@@ -215,24 +234,34 @@ def test_from_pretrained_with_kernel_config_kernelizes_llama_and_vit(tmp_path, r
 
 def test_kernel_config_with_local_paths_on_a_loaded_model():
     from transformers import KernelConfig
+
     repos = kernel_repos.built()
     ref = tiny_causal_lm("llama")
     model = copy.deepcopy(ref)
-    model.set_use_kernels(True, KernelConfig({"RMSNorm": f"{repos['rmsnorm-nki']}:RMSNorm",
-                                              "SiLU": f"{repos['silu-and-mul-nki']}:SiLU"},
-                                             use_local_kernel=True))
+    model.set_use_kernels(
+        True,
+        KernelConfig(
+            {"RMSNorm": f"{repos['rmsnorm-nki']}:RMSNorm", "SiLU": f"{repos['silu-and-mul-nki']}:SiLU"},
+            use_local_kernel=True,
+        ),
+    )
     ids = _ids()
     torch_neuronx.clear_op_tracking()
     _close(model(ids).logits, ref(ids).logits)
     assert {"nki::rmsnorm_kernel", "nki::silu_kernel"} <= _nki_runs()
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError,
-                   reason="Transformers 5.23.0 (and 5.25.0): from_pretrained rewrites a KernelConfig's mapping to "
-                          "(repo, metadata) tuples, which the use_local_kernel=True branch then splits as strings")
+@pytest.mark.xfail(
+    strict=True,
+    raises=AttributeError,
+    reason="Transformers 5.23.0 (and 5.25.0): from_pretrained rewrites a KernelConfig's mapping to "
+    "(repo, metadata) tuples, which the use_local_kernel=True branch then splits as strings",
+)
 def test_from_pretrained_with_a_local_kernel_config(tmp_path, restore_patches):
     from transformers import AutoModelForCausalLM, KernelConfig
+
     tiny_causal_lm("llama").save_pretrained(tmp_path)
-    config = KernelConfig({"RMSNorm": {"neuron": f"{kernel_repos.built()['rmsnorm-nki']}:RMSNorm"}},
-                          use_local_kernel=True)
+    config = KernelConfig(
+        {"RMSNorm": {"neuron": f"{kernel_repos.built()['rmsnorm-nki']}:RMSNorm"}}, use_local_kernel=True
+    )
     AutoModelForCausalLM.from_pretrained(tmp_path, device_map="neuron", use_kernels=True, kernel_config=config)

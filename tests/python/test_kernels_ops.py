@@ -9,7 +9,6 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-
 from helpers import kernel_repos
 
 kernels = pytest.importorskip("kernels")
@@ -46,17 +45,21 @@ def _sdpa(q, k, v, mask=None, causal=False, scale=None):
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale).transpose(1, 2)
 
 
-@pytest.mark.parametrize("B, H, Hkv, Sq, Sk, D, causal", [
-    (1, 4, 2, 200, 200, 32, True),    # two query and key tiles, GQA
-    (2, 2, 1, 130, 300, 16, True),    # past keys: a prefill chunk after a cache
-    (1, 2, 2, 1, 9, 16, True),        # decode
-    (1, 3, 3, 197, 197, 64, False),   # ViT: the key tail
-])
+@pytest.mark.parametrize(
+    "B, H, Hkv, Sq, Sk, D, causal",
+    [
+        (1, 4, 2, 200, 200, 32, True),  # two query and key tiles, GQA
+        (2, 2, 1, 130, 300, 16, True),  # past keys: a prefill chunk after a cache
+        (1, 2, 2, 1, 9, 16, True),  # decode
+        (1, 3, 3, 197, 197, 64, False),  # ViT: the key tail
+    ],
+)
 def test_attention(k, B, H, Hkv, Sq, Sk, D, causal):
     cpu, dev = _pair((B, H, Sq, D), (B, Hkv, Sk, D), (B, Hkv, Sk, D))
     op = k["attention-nki"].attention
-    _check(lambda q, kk, v: _sdpa(q, kk, v, causal=causal), lambda q, kk, v: op(q, kk, v, None, D ** -0.5, causal),
-           cpu, dev)
+    _check(
+        lambda q, kk, v: _sdpa(q, kk, v, causal=causal), lambda q, kk, v: op(q, kk, v, None, D**-0.5, causal), cpu, dev
+    )
 
 
 @pytest.mark.parametrize("float_mask", [False, True])
@@ -68,8 +71,12 @@ def test_attention_with_a_padding_mask(k, float_mask):
     mask = torch.where(keep, 0.0, torch.finfo(torch.float32).min) if float_mask else keep
     cpu, dev = _pair((B, H, S, D), (B, H, S, D), (B, H, S, D))
     op = k["attention-nki"].attention
-    _check(lambda q, kk, v: _sdpa(q, kk, v, mask=mask), lambda q, kk, v: op(q, kk, v, mask.to("neuron"), D ** -0.5,
-                                                                              True), cpu, dev)
+    _check(
+        lambda q, kk, v: _sdpa(q, kk, v, mask=mask),
+        lambda q, kk, v: op(q, kk, v, mask.to("neuron"), D**-0.5, True),
+        cpu,
+        dev,
+    )
 
 
 def test_attention_refuses_what_it_does_not_do(k):
@@ -112,8 +119,9 @@ def test_silu_and_mul(k):
 def test_vit_ops(k):
     mod = k["vit-nki"]
     cpu, dev = _pair((197, 96), (96,), (96,))
-    _check(lambda x, w, b: F.layer_norm(x, (96,), w, b, 1e-12), lambda x, w, b: mod.layer_norm(x, w, b, 1e-12),
-           cpu, dev)
+    _check(
+        lambda x, w, b: F.layer_norm(x, (96,), w, b, 1e-12), lambda x, w, b: mod.layer_norm(x, w, b, 1e-12), cpu, dev
+    )
     cpu, dev = _pair((130, 64), (300, 64), (300,))
     _check(lambda x, w, b: F.gelu(F.linear(x, w, b)), mod.linear_gelu, cpu, dev)
     cpu, dev = _pair((5, 33))
@@ -122,7 +130,7 @@ def test_vit_ops(k):
 
 def test_bf16_within_its_rounding(k):
     cpu, dev = _pair((1, 4, 200, 32), (1, 2, 200, 32), (1, 2, 200, 32), dtype=torch.bfloat16)
-    out = k["attention-nki"].attention(*dev, None, 32 ** -0.5, True)
+    out = k["attention-nki"].attention(*dev, None, 32**-0.5, True)
     ref = _sdpa(*[t.detach().float() for t in cpu], causal=True)
     torch.testing.assert_close(out.float().cpu(), ref, rtol=2e-2, atol=2e-2)
     cpu, dev = _pair((197, 768), (768,), (768,), dtype=torch.bfloat16)

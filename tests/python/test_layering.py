@@ -18,16 +18,24 @@ def test_hal_includes_no_torch():
 def test_only_bindings_include_python():
     # c10d's headers (torch/csrc/distributed/c10d/) and the PrivateUse1 profiler
     # registry (torch/csrc/profiler/standalone/) are plain C++: they may be used.
-    bad = [p for p in sources("csrc", ".h", ".cpp")
-           if "bindings" not in p.parts
-               and re.search(r"#include\s*[<\"](Python\.h|pybind11/|torch/csrc/(?!distributed/c10d/|profiler/standalone/))",
-                             p.read_text())]
+    bad = [
+        p
+        for p in sources("csrc", ".h", ".cpp")
+        if "bindings" not in p.parts
+        and re.search(
+            r"#include\s*[<\"](Python\.h|pybind11/|torch/csrc/(?!distributed/c10d/|profiler/standalone/))",
+            p.read_text(),
+        )
+    ]
     assert not bad, f"only csrc/bindings may include Python or pybind11: {bad}"
 
 
 def test_files_stay_small():
-    big = [(p, n) for p in sources("hal", ".h", ".cpp") + sources("csrc", ".h", ".cpp") + sources("torch_neuronx", ".py")
-           if (n := len(p.read_text().splitlines())) > 400]
+    big = [
+        (p, n)
+        for p in sources("hal", ".h", ".cpp") + sources("csrc", ".h", ".cpp") + sources("torch_neuronx", ".py")
+        if (n := len(p.read_text().splitlines())) > 400
+    ]
     assert not big, f"runtime files stay under 400 lines; split by concept: {big}"
 
 
@@ -84,7 +92,10 @@ def test_distributed_folders_include_only_below():
 def test_only_runtime_reads_host_addressability():
     # runtime/NeuronHostAccess decides whether host code may touch device
     # memory; everything else asks it (host_addressable, HostAccess).
-    bad = [p for p in sources("csrc", ".h", ".cpp")
-           if "NHAL_DEVICE_CAP_HOST_ADDRESSABLE" in p.read_text() and p.parent.name != "runtime"]
+    bad = [
+        p
+        for p in sources("csrc", ".h", ".cpp")
+        if "NHAL_DEVICE_CAP_HOST_ADDRESSABLE" in p.read_text() and p.parent.name != "runtime"
+    ]
     bad += [p for p in sources("torch_neuronx", ".py") if "capabilities" in p.read_text()]
     assert not bad, f"only csrc/runtime/NeuronHostAccess reads the capability: {bad}"

@@ -5,7 +5,6 @@ import gc
 
 import pytest
 import torch
-
 from helpers.processes import run_ok
 
 MiB = 2**20
@@ -44,9 +43,17 @@ def test_peak_reset_and_max_reserved():
 def test_memory_stats_use_cuda_keys():
     x = torch.empty(1000, device="neuron")
     stats = torch.neuron.memory_stats()
-    for key in ("allocated_bytes.all.current", "allocated_bytes.small_pool.peak", "reserved_bytes.all.current",
-                "active_bytes.all.current", "requested_bytes.all.current", "segment.all.current",
-                "allocation.all.current", "num_ooms", "num_alloc_retries"):
+    for key in (
+        "allocated_bytes.all.current",
+        "allocated_bytes.small_pool.peak",
+        "reserved_bytes.all.current",
+        "active_bytes.all.current",
+        "requested_bytes.all.current",
+        "segment.all.current",
+        "allocation.all.current",
+        "num_ooms",
+        "num_alloc_retries",
+    ):
         assert key in stats, key
     assert stats["requested_bytes.all.current"] >= 4000
     assert stats["allocated_bytes.all.current"] >= 4096 - 96

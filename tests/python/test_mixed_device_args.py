@@ -12,8 +12,13 @@ def test_cpu_long_index_and_mask_read_a_neuron_tensor():
     x = torch.arange(20.0).view(4, 5)
     d = x.to("neuron")
     idx, mask = torch.tensor([3, 0, 3]), x > 7.5
-    for got, want in ((d[idx], x[idx]), (d[mask], x[mask]), (d[idx, 1:], x[idx, 1:]),
-                      (d[:, torch.tensor([4, 1])], x[:, torch.tensor([4, 1])]), (d[mask[:, 0]], x[mask[:, 0]])):
+    for got, want in (
+        (d[idx], x[idx]),
+        (d[mask], x[mask]),
+        (d[idx, 1:], x[idx, 1:]),
+        (d[:, torch.tensor([4, 1])], x[:, torch.tensor([4, 1])]),
+        (d[mask[:, 0]], x[mask[:, 0]]),
+    ):
         assert got.device.type == "neuron"
         assert torch.equal(got.cpu(), want)
     assert torch_neuronx.get_fallback_ops() == {}
@@ -43,13 +48,17 @@ def test_neuron_indices_into_a_cpu_tensor_raise():
         torch.arange(5.0)[torch.tensor([1], device="neuron")]
 
 
-@pytest.mark.parametrize("call, out_dtype", [
-    (lambda d, out: torch.nonzero(d, out=out), torch.long),
-    (lambda d, out: torch.add(d, d, out=out), torch.float),
-    (lambda d, out: torch.sum(d, 0, out=out), torch.float),
-    (lambda d, out: torch.amax(d, 0, out=out), torch.float),
-    (lambda d, out: d.cpu().add_(d) if out is None else out.add_(d), torch.float),
-], ids=["nonzero", "add", "sum", "amax", "cpu_add_"])
+@pytest.mark.parametrize(
+    "call, out_dtype",
+    [
+        (lambda d, out: torch.nonzero(d, out=out), torch.long),
+        (lambda d, out: torch.add(d, d, out=out), torch.float),
+        (lambda d, out: torch.sum(d, 0, out=out), torch.float),
+        (lambda d, out: torch.amax(d, 0, out=out), torch.float),
+        (lambda d, out: d.cpu().add_(d) if out is None else out.add_(d), torch.float),
+    ],
+    ids=["nonzero", "add", "sum", "amax", "cpu_add_"],
+)
 @pytest.mark.parametrize("shape", [(3,), ()], ids=["1-d", "0-d"])
 def test_cpu_out_or_in_place_argument_raises(call, out_dtype, shape):
     d = torch.ones(shape, device="neuron")

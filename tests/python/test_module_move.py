@@ -69,8 +69,11 @@ def test_gradients_move_with_their_parameters():
     assert torch.equal(m.weight.grad.cpu(), grad)
 
 
-@pytest.mark.parametrize("make", [lambda: nn.LazyLinear(5), lambda: nn.LazyConv2d(4, 3),
-                                  lambda: nn.LazyBatchNorm1d()], ids=["LazyLinear", "LazyConv2d", "LazyBatchNorm1d"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: nn.LazyLinear(5), lambda: nn.LazyConv2d(4, 3), lambda: nn.LazyBatchNorm1d()],
+    ids=["LazyLinear", "LazyConv2d", "LazyBatchNorm1d"],
+)
 def test_lazy_modules_initialise_on_neuron(make):
     m = make().to("neuron")
     shape = {nn.LazyLinear: (2, 7), nn.LazyConv2d: (1, 2, 8, 8), nn.LazyBatchNorm1d: (4, 6)}[type(m)]

@@ -2,23 +2,25 @@
 kernel, the source line, the tile, the limit and the value, before the kernel
 writes any device memory (the output argument below stays untouched)."""
 
-import pytest
-import torch
-
 import nki
 import nki.isa as nisa
 import nki.language as nl
+import pytest
+import torch
+
 from torch_neuronx.nki import NKIError
 
 
 def _in_place(body):
     """A kernel that first stores ones into `out`, then runs `body` (which
     breaks a limit): the store must not happen."""
+
     @nki.jit
     def kernel(x, out):
         ones = nl.full((128, 64), 1.0, dtype=nl.float32)
         nl.store(out[0:128, 0:64], value=ones)
         body(x)
+
     kernel.__name__ = body.__name__
     return kernel
 
@@ -40,6 +42,7 @@ def _raises(body, match, x_shape=(256, 1024), line_text=None):
 def test_partition_dimension_over_128():
     def partitions(x):
         nl.load(x[0:256, 0:64])
+
     msg = _raises(partitions, "partition dimension 256", line_text="nl.load(x[0:256, 0:64])")
     assert "128" in msg
 
@@ -47,6 +50,7 @@ def test_partition_dimension_over_128():
 def test_sbuf_tile_with_more_than_128_partitions():
     def big_tile(x):
         nl.ndarray((129, 4), dtype=nl.float32, buffer=nl.sbuf)
+
     _raises(big_tile, r"partition dimension 129 .* exceeds the limit of 128")
 
 
@@ -55,6 +59,7 @@ def test_matmul_moving_free_size_over_512():
         a = nl.load(x[0:128, 0:128])
         b = nl.load(x[0:128, 0:1024])
         nl.matmul(a, b, transpose_x=True)
+
     _raises(moving, r"moving free size 1024 exceeds the limit of 512")
 
 
@@ -63,6 +68,7 @@ def test_matmul_stationary_free_size_over_128():
         a = nl.load(x[0:128, 0:256])
         b = nl.load(x[0:128, 0:512])
         nisa.nc_matmul(a, b)
+
     _raises(stationary, r"stationary free size 256 exceeds the limit of 128")
 
 
@@ -71,6 +77,7 @@ def test_matmul_contraction_must_be_the_partition_axis():
         a = nl.load(x[0:128, 0:128])
         b = nl.load(x[0:64, 0:512])
         nl.matmul(a, b, transpose_x=True)
+
     _raises(contraction, "contraction dimension must be the partition axis")
 
 
@@ -80,12 +87,14 @@ def test_matmul_accumulates_only_into_psum():
         b = nl.load(x[0:128, 0:512])
         dst = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
         nisa.nc_matmul(dst, a, b)
+
     _raises(into_sbuf, "accumulate in PSUM")
 
 
 def test_psum_holds_fp32_or_bf16_only():
     def int_psum(x):
         nl.zeros((128, 512), dtype=nl.int32, buffer=nl.psum)
+
     _raises(int_psum, "PSUM holds fp32 or bf16 only, not int32")
 
 
@@ -93,12 +102,14 @@ def test_load_reads_hbm_and_store_writes_hbm():
     def load_sbuf(x):
         t = nl.load(x[0:128, 0:64])
         nl.load(t)
+
     _raises(load_sbuf, r"nl.load: the source must be in HBM")
 
     def store_to_sbuf(x):
         t = nl.load(x[0:128, 0:64])
         u = nl.ndarray((128, 64), dtype=nl.float32)
         nl.store(u, value=t)
+
     _raises(store_to_sbuf, r"nl.store: the destination must be in HBM")
 
 
@@ -110,6 +121,7 @@ def test_sbuf_capacity_counts_live_tiles():
             t[...] = 0.0
         for t in tiles:
             nl.exp(t)
+
     msg = _raises(sbuf_over, r"SBUF capacity exceeded: 262144 bytes per partition .* limit of 229376")
     assert "28 MiB" in msg
 
@@ -118,11 +130,12 @@ def test_sbuf_tiles_that_die_free_their_space():
     @nki.jit
     def reuse(x):
         out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
-        for i in nl.affine_range(16):  # 16 x 32 KiB per partition in all, but one live at a time
+        for _i in nl.affine_range(16):  # 16 x 32 KiB per partition in all, but one live at a time
             t = nl.full((128, 8192), 1.0, dtype=nl.float32)
             s = nl.sum(t, axis=[1], keepdims=True)
         nl.store(out[0:128, 0:1], value=s)
         return out
+
     assert reuse(torch.zeros(1, device="neuron")).cpu()[0, 0] == 8192
 
 
@@ -131,6 +144,7 @@ def test_psum_capacity_is_eight_banks():
         tiles = [nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum) for _ in range(9)]
         for t in tiles:
             nl.copy(t)
+
     _raises(psum_over, r"PSUM capacity exceeded: 9 banks .* limit of 8 banks")
 
 
@@ -138,8 +152,9 @@ def test_affine_range_loop_carried_dependency():
     def carried(x):
         acc = nl.zeros((128, 64), dtype=nl.float32)
         for i in nl.affine_range(4):
-            t = nl.load(x[0:128, i * 64:(i + 1) * 64])
+            t = nl.load(x[0:128, i * 64 : (i + 1) * 64])
             acc[...] = nl.add(acc, t)  # reads what the previous iteration wrote: needs sequential_range
+
     _raises(carried, r"loop-carried dependency in nl.affine_range: iteration 1 reads")
 
 
@@ -149,14 +164,15 @@ def test_sequential_range_allows_the_same_dependency_and_affine_allows_accumulat
         out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
         acc = nl.zeros((128, 64), dtype=nl.float32)
         for i in nl.sequential_range(4):
-            acc[...] = nl.add(acc, nl.load(x[0:128, i * 64:(i + 1) * 64]))
+            acc[...] = nl.add(acc, nl.load(x[0:128, i * 64 : (i + 1) * 64]))
         acc2 = nl.zeros((128, 64), dtype=nl.float32)
         for i in nl.affine_range(4):
-            acc2 += nl.load(x[0:128, i * 64:(i + 1) * 64])
+            acc2 += nl.load(x[0:128, i * 64 : (i + 1) * 64])
         nl.store(out, value=nl.add(acc, acc2))
         return out
+
     x = torch.randn(128, 256)
-    ref = 2 * sum(x[:, i * 64:(i + 1) * 64] for i in range(4))
+    ref = 2 * sum(x[:, i * 64 : (i + 1) * 64] for i in range(4))
     torch.testing.assert_close(running(x.neuron()).cpu(), ref)
 
 
@@ -166,6 +182,7 @@ def test_storing_uninitialised_sbuf_is_caught():
         t[0:64, :] = nl.load(x[0:64, 0:64])  # rows 64..127 never written
         u = nl.exp(t)
         nl.store(x[0:128, 0:64], value=u)
+
     msg = _raises(uninit, "computed from uninitialised SBUF/PSUM")
     assert "first read at" in msg
 
@@ -179,6 +196,7 @@ def test_masked_store_of_the_initialised_rows_is_fine():
         u = nl.exp(t)  # computes on them, as AWS's tutorials do
         nl.store(out[i_p, i_f], value=u, mask=(i_p < 100))
         return out
+
     x = torch.randn(100, 64)
     assert torch.equal(masked(x.neuron()).cpu(), torch.exp(x))
 
@@ -188,12 +206,14 @@ def test_out_of_bounds_access_without_mask():
         i_p = nl.arange(128)[:, None]
         i_f = nl.arange(64)[None, :]
         nl.load(x[200 + i_p, i_f])
+
     _raises(oob, r"index 327 is out of bounds for dimension 0 of size 256")
 
 
 def test_reduction_along_partitions_is_refused():
     def partition_reduce(x):
         nl.sum(nl.load(x[0:128, 0:64]), axis=0)
+
     _raises(partition_reduce, "partition axis")
 
 
@@ -207,6 +227,7 @@ def test_platform_target_sets_the_sbuf_limit(monkeypatch, target, fits):
         t = nl.full((128, 200 * 256), 1.0, dtype=nl.float32)  # 200 KiB per partition
         nl.store(out, value=nl.sum(t, axis=[1], keepdims=True))
         return out
+
     x = torch.zeros(1, device="neuron")
     if fits:
         assert two_hundred_kib(x).cpu()[0, 0] == 200 * 256
@@ -218,6 +239,7 @@ def test_platform_target_sets_the_sbuf_limit(monkeypatch, target, fits):
 
 def torch_neuronx_estimate():
     import torch_neuronx
+
     return torch_neuronx.nki.last_estimate()
 
 
@@ -229,6 +251,7 @@ def test_platform_target_argument_and_bad_name(monkeypatch):
         out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
         nl.store(out, value=nl.load(x))
         return out
+
     k(torch.zeros(128, 64, device="neuron"))
     assert torch_neuronx_estimate().target == "trn1"
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn9")
@@ -240,5 +263,6 @@ def test_mixed_devices_are_refused():
     @nki.jit
     def k(a, b):
         return a
+
     with pytest.raises(NKIError, match="different devices"):
         k(torch.zeros(2, device="neuron"), torch.zeros(2))

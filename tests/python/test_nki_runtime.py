@@ -7,23 +7,23 @@ import subprocess
 import sys
 import textwrap
 
-import numpy as np
-import pytest
-import torch
-
 import nki
 import nki.isa as nisa
 import nki.language as nl
-import torch_neuronx
+import numpy as np
+import pytest
+import torch
 from helpers.processes import worker_env
+
+import torch_neuronx
 
 
 @nki.jit
 def scale_rows(x, factor):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     for i in nl.affine_range(x.shape[0] // 128):
-        t = nl.load(x[i * 128:(i + 1) * 128, :])
-        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(t, factor))
+        t = nl.load(x[i * 128 : (i + 1) * 128, :])
+        nl.store(out[i * 128 : (i + 1) * 128, :], value=nl.multiply(t, factor))
     return out
 
 
@@ -84,18 +84,21 @@ def test_low_precision_stores_round_like_pytorch(dtype):
         out = nl.ndarray(x.shape, dtype=dt, buffer=nl.shared_hbm)
         nl.store(out, value=nl.copy(nl.load(x), dtype=dt))
         return out
+
     x = torch.randn(128, 256) * 4
     got = cast(x.neuron(), dtype).cpu()
     assert got.dtype == dtype
-    assert torch.equal(got.view(torch.uint8) if got.element_size() == 1 else got, 
-                       x.to(dtype).view(torch.uint8) if got.element_size() == 1 else x.to(dtype))
+    assert torch.equal(
+        got.view(torch.uint8) if got.element_size() == 1 else got,
+        x.to(dtype).view(torch.uint8) if got.element_size() == 1 else x.to(dtype),
+    )
 
 
 def test_isa_instructions_against_pytorch():
     @nki.jit
     def isa_mix(x, w):
         out = nl.ndarray((128, 14), dtype=nl.float32, buffer=nl.shared_hbm)
-        t = nl.load(x)                                                     # (128, 512)
+        t = nl.load(x)  # (128, 512)
         a = nisa.activation(op=nl.exp, data=t, scale=0.5, bias=nl.load(w))  # exp(0.5 t + w)
         red = nl.ndarray((128, 1), dtype=nl.float32)
         nisa.activation_reduce(op=nl.tanh, data=t, reduce_op=nl.add, reduce_res=red)
@@ -107,16 +110,31 @@ def test_isa_instructions_against_pytorch():
         io = nisa.iota(nl.arange(128)[:, None] * 2 + 5, dtype=nl.float32)
         ms = nisa.memset((128, 1), 7.0, nl.float32)
         cp = nisa.tensor_copy(t[:, 0:1])
-        tr = nisa.nc_transpose(t[:, 0:128])                                  # (128, 128) in PSUM
-        sel = nisa.affine_select(pred=(nl.arange(128)[:, None] >= nl.arange(128)[None, :]),
-                                 on_true_tile=nl.copy(tr), on_false_value=0.0)
+        tr = nisa.nc_transpose(t[:, 0:128])  # (128, 128) in PSUM
+        sel = nisa.affine_select(
+            pred=(nl.arange(128)[:, None] >= nl.arange(128)[None, :]), on_true_tile=nl.copy(tr), on_false_value=0.0
+        )
         stt = nisa.scalar_tensor_tensor(data=t[:, 0:1], op0=np.multiply, operand0=3.0, op1=np.add, operand1=cp)
         res = nl.ndarray((128, 14), dtype=nl.float32)
-        for j, v in enumerate([red, mx, mv[:, 0:1], mv[:, 1:2], io, ms, cp, stt,
-                               nl.sum(sel, axis=[1], keepdims=True), nl.sum(a, axis=[1], keepdims=True),
-                               nl.sum(ts, axis=[1], keepdims=True), nl.sum(tt, axis=[1], keepdims=True),
-                               nl.sum(tr, axis=[1], keepdims=True), nl.max(t, axis=[1], keepdims=True)]):
-            nisa.tensor_copy(dst=res[:, j:j + 1], src=v)
+        for j, v in enumerate(
+            [
+                red,
+                mx,
+                mv[:, 0:1],
+                mv[:, 1:2],
+                io,
+                ms,
+                cp,
+                stt,
+                nl.sum(sel, axis=[1], keepdims=True),
+                nl.sum(a, axis=[1], keepdims=True),
+                nl.sum(ts, axis=[1], keepdims=True),
+                nl.sum(tt, axis=[1], keepdims=True),
+                nl.sum(tr, axis=[1], keepdims=True),
+                nl.max(t, axis=[1], keepdims=True),
+            ]
+        ):
+            nisa.tensor_copy(dst=res[:, j : j + 1], src=v)
         nisa.dma_copy(dst=out, src=res)
         return out
 
@@ -127,10 +145,25 @@ def test_isa_instructions_against_pytorch():
     ts = x * 2 + 1
     tt = torch.maximum(ts, a)
     tr = x[:, :128].t()
-    ref = torch.stack([
-        torch.tanh(x).sum(1), -tt.amax(1), x.mean(1), x.var(1, unbiased=False), torch.arange(128) * 2.0 + 5,
-        torch.full((128,), 7.0), x[:, 0], 3 * x[:, 0] + x[:, 0], torch.tril(tr).sum(1), a.sum(1), ts.sum(1),
-        tt.sum(1), tr.sum(1), x.amax(1)], dim=1)
+    ref = torch.stack(
+        [
+            torch.tanh(x).sum(1),
+            -tt.amax(1),
+            x.mean(1),
+            x.var(1, unbiased=False),
+            torch.arange(128) * 2.0 + 5,
+            torch.full((128,), 7.0),
+            x[:, 0],
+            3 * x[:, 0] + x[:, 0],
+            torch.tril(tr).sum(1),
+            a.sum(1),
+            ts.sum(1),
+            tt.sum(1),
+            tr.sum(1),
+            x.amax(1),
+        ],
+        dim=1,
+    )
     torch.testing.assert_close(got, ref, rtol=1e-5, atol=1e-4)
 
 
@@ -142,13 +175,14 @@ def test_new_style_matmul_accumulates_after_the_first_write():
         for k in nl.affine_range(lhsT.shape[0] // 128):
             a = nl.ndarray((128, 128), dtype=lhsT.dtype, buffer=nl.sbuf)
             b = nl.ndarray((128, 512), dtype=rhs.dtype, buffer=nl.sbuf)
-            nisa.dma_copy(dst=a, src=lhsT[k * 128:(k + 1) * 128, :])
-            nisa.dma_copy(dst=b, src=rhs[k * 128:(k + 1) * 128, :])
+            nisa.dma_copy(dst=a, src=lhsT[k * 128 : (k + 1) * 128, :])
+            nisa.dma_copy(dst=b, src=rhs[k * 128 : (k + 1) * 128, :])
             nisa.nc_matmul(acc, a, b)
         sb = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
         nisa.tensor_copy(dst=sb, src=acc)
         nisa.dma_copy(dst=out, src=sb)
         return out
+
     lhsT, rhs = torch.randn(384, 128), torch.randn(384, 512)
     torch.testing.assert_close(mm(lhsT.neuron(), rhs.neuron()).cpu(), lhsT.T @ rhs, rtol=1e-5, atol=1e-4)
 
@@ -164,6 +198,7 @@ def test_estimate_names_engines_and_bottleneck():
             acc += nl.matmul(a, b, transpose_x=True)
         nl.store(out, value=nl.copy(acc))
         return out
+
     fp32_matmul(torch.zeros(128, 128, device="meta"), torch.zeros(128, 512, device="meta"))  # meta: trace only
     e = torch_neuronx.nki.last_estimate()
     assert e.bottleneck == "tensor" and e.instructions["tensor"] == 64
@@ -176,21 +211,30 @@ def test_estimate_names_engines_and_bottleneck():
 
 def _run(code, tmp_path, **extra_env):
     env = worker_env(PYTHONPATH=str(tmp_path), **extra_env)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
 
 
 def test_import_nki_is_ours_even_with_a_placeholder_nki_package_installed(tmp_path):
     (tmp_path / "nki").mkdir()
     (tmp_path / "nki" / "__init__.py").write_text('"""A placeholder package named nki."""\n__version__ = "0.0.1"\n')
-    r = _run("""
+    r = _run(
+        """
         import nki, nki.language as nl, nki.isa as nisa
         assert nki.__name__ == "torch_neuronx.nki", nki.__name__
         assert callable(nki.jit) and hasattr(nl, "tile_size") and hasattr(nisa, "nc_matmul")
         import torch_neuronx
         assert torch_neuronx.nki is nki
         print("ours")
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert r.returncode == 0 and "ours" in r.stdout, r.stderr
 
 
@@ -200,14 +244,17 @@ def test_import_nki_steps_aside_for_awss_package(tmp_path):
     (pkg / "__init__.py").write_text("def jit(fn=None, **kw):\n    return fn\nAWS = True\n")
     (pkg / "isa.py").write_text("def nc_matmul(*a, **k): pass\n")
     (pkg / "language.py").write_text("ndarray = None\n")
-    r = _run("""
+    r = _run(
+        """
         import nki
         assert getattr(nki, "AWS", False), nki.__file__
         import torch_neuronx
         from torch_neuronx import nki as ours
         assert ours.__name__ == "torch_neuronx.nki" and ours is not nki
         print("aws")
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
     assert r.returncode == 0 and "aws" in r.stdout, r.stderr
 
 
@@ -220,10 +267,11 @@ def test_grid_loops_ds_and_hbm_scratch():
         acc = nl.zeros((128, 64), dtype=nl.float32)
         for j in nl.static_range(2):
             acc += nl.load(x[nl.ds(p * 128, 128), nl.ds(j * 64, 64)])
-        nl.store(scratch, value=acc)                        # round trip through HBM scratch
+        nl.store(scratch, value=acc)  # round trip through HBM scratch
         back = nl.load(scratch)
         nl.store(out[nl.ds(p * 128, 128), :], value=nl.multiply(back, float(nl.program_ndim())))
         return out
+
     x = torch.randn(384, 128)
     got = k[3](x.neuron()).cpu()
     torch.testing.assert_close(got, x[:, :64] + x[:, 64:])
@@ -231,6 +279,7 @@ def test_grid_loops_ds_and_hbm_scratch():
 
 def test_kernels_run_where_the_host_cannot_address_device_memory():
     from helpers.processes import run_ok
+
     assert "nki round trip ok" in run_ok("host_staged", "nki_kernel_round_trip", timeout=120)
 
 
@@ -245,6 +294,7 @@ def test_unsupported_parts_say_so(call):
             nl.rand((128, 4), dtype=nl.float32)
         else:
             nisa.tensor_tensor_scan(t, t, 0.0, np.add, np.add)
+
     with pytest.raises(nki.NKIError, match="not supported"):
         k(torch.zeros(128, 4, device="neuron"))
 

@@ -36,8 +36,10 @@ def test_tensor_add_nisa_style_is_bitwise(monkeypatch):
     assert _estimate().target == "trn1"
 
 
-@pytest.mark.parametrize("kernel", ["nki_matmul_tiled_", "nki_matmul_hoist_load_",
-                                    "nki_matmul_block_free_dimension_", "nki_matmul_fully_optimized_"])
+@pytest.mark.parametrize(
+    "kernel",
+    ["nki_matmul_tiled_", "nki_matmul_hoist_load_", "nki_matmul_block_free_dimension_", "nki_matmul_fully_optimized_"],
+)
 def test_matmul_tutorial_kernels_match_fp32_accumulation(kernel):
     torch.manual_seed(0)
     M, K, N = (2048, 1024, 1024) if kernel == "nki_matmul_fully_optimized_" else (256, 512, 1024)
@@ -86,8 +88,7 @@ def test_fused_self_attention_forward(causal):
     torch.manual_seed(0)
     seqlen = 1024 if causal else 4096  # the tutorial's size and tolerance; the causal mask is our addition
     q, k, v = (torch.rand(seqlen, 64) for _ in range(3))
-    out = attention.fused_self_attn_for_SD_small_head_size(q.neuron(), k.neuron(), v.neuron(),
-                                                           use_causal_mask=causal)
+    out = attention.fused_self_attn_for_SD_small_head_size(q.neuron(), k.neuron(), v.neuron(), use_causal_mask=causal)
     # the kernel's mixed precision: bf16 matmul operands, so bf16 rounding of v shows in rows that average few values
     tol = dict(rtol=1e-2, atol=4e-3) if causal else dict(rtol=1e-3, atol=1e-5)
     torch.testing.assert_close(out.cpu(), attention.reference(q, k, v, causal), **tol)

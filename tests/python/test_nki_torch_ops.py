@@ -3,12 +3,12 @@ inside torch.compile(backend="neuron") as one graph node with no graph break
 and no recompile per call, under autograd with an NKI backward, and on
 DTensor inputs by local shard (real processes)."""
 
-import torch
-
 import nki
 import nki.language as nl
-import torch_neuronx
+import torch
 from helpers.dist_launch import launch_ok
+
+import torch_neuronx
 from torch_neuronx import nki_op, wrap_nki
 
 
@@ -43,8 +43,10 @@ nki_mul_direct = nki_op("nki_test::mul_direct", mul_kernel)
 
 def _inputs(rows=256, requires_grad=False):
     torch.manual_seed(0)
-    return (torch.randn(rows, 64, device="neuron", requires_grad=requires_grad),
-            torch.randn(rows, 64, device="neuron", requires_grad=requires_grad))
+    return (
+        torch.randn(rows, 64, device="neuron", requires_grad=requires_grad),
+        torch.randn(rows, 64, device="neuron", requires_grad=requires_grad),
+    )
 
 
 def test_nki_op_eager_and_schema():
@@ -119,6 +121,7 @@ def add_into(x, y):
 
 def test_mutating_kernels_need_nki_op_with_mutates_args():
     import pytest
+
     a, b = _inputs(rows=128)
     with pytest.raises(torch_neuronx.nki.NKIError, match=r"writes its tensor argument\(s\) \[0\].*mutates_args"):
         wrap_nki(add_into)(a, b)

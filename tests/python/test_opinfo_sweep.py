@@ -15,9 +15,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def test_sweep_matches_expected_failures(tmp_path):
     table = tmp_path / "sweep.tsv"
-    proc = subprocess.run([sys.executable, str(ROOT / "tests" / "sweep" / "opinfo_sweep.py"), "--max-samples", "2",
-                           "--out", str(table)], env=dict(os.environ, OMP_NUM_THREADS="1"), capture_output=True,
-                          text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "sweep" / "opinfo_sweep.py"), "--max-samples", "2", "--out", str(table)],
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     print(proc.stdout)
     with open(table) as f:

@@ -20,11 +20,18 @@ def same(dev, cpu):
     assert all(torch.equal(d.cpu(), c) for d, c in zip(dev, cpu))
 
 
-@pytest.mark.parametrize("name,kwargs", [
-    ("AdamW", {"foreach": True}), ("AdamW", {"fused": True}), ("Adam", {"fused": True}),
-    ("SGD", {"fused": True, "momentum": 0.9}), ("SGD", {"foreach": True, "momentum": 0.9}),
-    ("Adagrad", {"foreach": True}), ("RMSprop", {"foreach": True}),
-])
+@pytest.mark.parametrize(
+    "name,kwargs",
+    [
+        ("AdamW", {"foreach": True}),
+        ("AdamW", {"fused": True}),
+        ("Adam", {"fused": True}),
+        ("SGD", {"fused": True, "momentum": 0.9}),
+        ("SGD", {"foreach": True, "momentum": 0.9}),
+        ("Adagrad", {"foreach": True}),
+        ("RMSprop", {"foreach": True}),
+    ],
+)
 def test_optimizer_steps_match_cpu(name, kwargs):
     cpu, dev = params_pair()
     cpu = [p.requires_grad_() for p in cpu]

@@ -7,15 +7,15 @@ import json
 import subprocess
 import sys
 
-import torch
-from torch.profiler import ProfilerActivity, profile, record_function
-
 import nki
 import nki.language as nl
-import torch_neuronx
+import torch
 from helpers.chrome_trace import ESTIMATE_TRACK, Trace
 from helpers.dist_launch import launch_ok
 from helpers.processes import worker_env
+from torch.profiler import ProfilerActivity, profile, record_function
+
+import torch_neuronx
 
 ACTIVITIES = [ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]
 
@@ -66,7 +66,9 @@ def test_a_training_step_has_device_tracks_flows_and_an_estimated_track(tmp_path
 
     # Each device slice is linked to the CPU op that issued it.
     starts, ends = trace.flows("s"), trace.flows("f")
-    assert len(starts) == len([e for e in trace.events if e.get("ph") == "s" and e.get("cat") == "ac2g"])  # one per CPU op
+    assert len(starts) == len(
+        [e for e in trace.events if e.get("ph") == "s" and e.get("cat") == "ac2g"]
+    )  # one per CPU op
     assert ends and set(ends) <= set(starts)
     assert all(ends[i]["pid"] == pid and starts[i]["pid"] != pid for i in ends)
 
@@ -74,12 +76,13 @@ def test_a_training_step_has_device_tracks_flows_and_an_estimated_track(tmp_path
     # earlier than the host issued it, one after another.
     est = sorted(trace.estimated(pid), key=lambda e: e["ts"])
     assert {"aten::addmm (estimated)", "Memcpy HtoD (estimated)", "nki::scale_kernel (estimated)"} <= {
-        e["name"] for e in est}
+        e["name"] for e in est
+    }
     assert {e["args"]["engine"] for e in est} <= {"tensor", "vector", "scalar", "gpsimd", "dma", "collective"}
     assert all(e["dur"] > 0 for e in est)
     assert all(b["ts"] >= a["ts"] + a["dur"] - 0.01 for a, b in zip(est, est[1:]))  # us, rounded to ns
     step_est = sum(e["dur"] for e in est)
-    step_measured = sum(e["dur"] for e in measured if f'{e["name"]} (estimated)' in {x["name"] for x in est})
+    step_measured = sum(e["dur"] for e in measured if f"{e['name']} (estimated)" in {x["name"] for x in est})
     assert 0 < step_est < step_measured  # a 128x128-PE core against this host's CPU
 
     # record_function ranges and the profiler's own tables
@@ -160,8 +163,12 @@ for step in range(6):
 def test_an_unchanged_script_traces_its_steps_and_the_report_draws_them(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(_STEPS)
-    env = worker_env(TORCH_NEURONX_TRACE=str(tmp_path / "trace-{rank}.json"), TORCH_NEURONX_TRACE_STEPS="2:3",
-                     TORCH_NEURONX_STRICT="warn", TORCH_NEURONX_REPORT=str(tmp_path / "run.json"))
+    env = worker_env(
+        TORCH_NEURONX_TRACE=str(tmp_path / "trace-{rank}.json"),
+        TORCH_NEURONX_TRACE_STEPS="2:3",
+        TORCH_NEURONX_STRICT="warn",
+        TORCH_NEURONX_REPORT=str(tmp_path / "run.json"),
+    )
     run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "traced 3 optimizer steps" in run.stderr
@@ -171,8 +178,13 @@ def test_an_unchanged_script_traces_its_steps_and_the_report_draws_them(tmp_path
     summary = json.loads((tmp_path / "trace-0.json.summary.json").read_text())
     assert summary["steps"] == 3 and 0 < summary["estimated_trn2_ms_per_step"] < summary["wall_ms_per_step"]
     png = tmp_path / "step.png"
-    report = subprocess.run([sys.executable, "-m", "torch_neuronx", "report", str(tmp_path / "run.json"),
-                             "--png", str(png)], env=env, capture_output=True, text=True, timeout=120)
+    report = subprocess.run(
+        [sys.executable, "-m", "torch_neuronx", "report", str(tmp_path / "run.json"), "--png", str(png)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert report.returncode == 0, report.stderr
     assert "estimated Trainium2 time per step" in report.stdout and "matmul & conv" in report.stdout
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -180,8 +192,13 @@ def test_an_unchanged_script_traces_its_steps_and_the_report_draws_them(tmp_path
 
 def test_a_bad_trace_step_window_warns_at_import_and_fails_the_first_use(tmp_path):
     env = worker_env(TORCH_NEURONX_TRACE=str(tmp_path / "t.json"), TORCH_NEURONX_TRACE_STEPS="3")
-    run = subprocess.run([sys.executable, "-c", "import torch_neuronx, torch; torch.ones(1, device='neuron')"],
-                         env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", "import torch_neuronx, torch; torch.ones(1, device='neuron')"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode != 0 and "SettingWarning" in run.stderr
     assert "RuntimeError: TORCH_NEURONX_TRACE_STEPS='3' is not valid" in run.stderr
 

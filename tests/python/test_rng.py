@@ -125,12 +125,16 @@ def test_activation_checkpointing_replays_the_same_dropout_mask():
     # torch.utils.checkpoint saves the device's RNG state only when
     # torch.neuron._initialized is true, as torch.cuda's is.
     from torch.utils.checkpoint import checkpoint
+
     torch.manual_seed(0)
     lin = torch.nn.Linear(16, 16).to("neuron")
     x = torch.randn(8, 16, device="neuron", requires_grad=True)
     grads = []
     for use_checkpoint in (False, True):
-        body = lambda a: torch.nn.functional.dropout(lin(a), 0.5, training=True).relu()
+
+        def body(a):
+            return torch.nn.functional.dropout(lin(a), 0.5, training=True).relu()
+
         torch.neuron.manual_seed(1)
         out = checkpoint(body, x, use_reentrant=False) if use_checkpoint else body(x)
         out.sum().backward()
@@ -143,15 +147,22 @@ def test_cpu_draws_with_a_neuron_generator():
     # torch.randn(..., device="cpu", generator=<neuron generator>): the neuron
     # generator's numbers, on the CPU, advancing its offset.
     g = torch.Generator(device="neuron").manual_seed(21)
-    on_cpu = [torch.randn(4, 5, generator=g), torch.rand(7, generator=g), torch.randint(0, 9, (6,), generator=g),
-              torch.randn(3, generator=g, dtype=torch.bfloat16)]
+    on_cpu = [
+        torch.randn(4, 5, generator=g),
+        torch.rand(7, generator=g),
+        torch.randint(0, 9, (6,), generator=g),
+        torch.randn(3, generator=g, dtype=torch.bfloat16),
+    ]
     assert all(t.device.type == "cpu" for t in on_cpu)
     offset = g.get_state()[8:].view(torch.int64).item()
     assert offset > 0
     g.manual_seed(21)
-    on_neuron = [torch.randn(4, 5, generator=g, device="neuron"), torch.rand(7, generator=g, device="neuron"),
-                 torch.randint(0, 9, (6,), generator=g, device="neuron"),
-                 torch.randn(3, generator=g, device="neuron", dtype=torch.bfloat16)]
+    on_neuron = [
+        torch.randn(4, 5, generator=g, device="neuron"),
+        torch.rand(7, generator=g, device="neuron"),
+        torch.randint(0, 9, (6,), generator=g, device="neuron"),
+        torch.randn(3, generator=g, device="neuron", dtype=torch.bfloat16),
+    ]
     assert g.get_state()[8:].view(torch.int64).item() == offset
     for c, n in zip(on_cpu, on_neuron):
         assert torch.equal(c, n.cpu())
@@ -165,12 +176,14 @@ def test_cpu_draws_with_a_neuron_generator():
 
 def test_diffusers_randn_tensor_with_a_neuron_generator():
     from diffusers.utils.torch_utils import randn_tensor
+
     draws = []
     for _ in range(2):
         g = torch.Generator(device="neuron").manual_seed(42)
         draws.append(randn_tensor((2, 4, 8, 8), generator=g, device=torch.device("neuron"), dtype=torch.float32))
     assert draws[0].device.type == "neuron"
     assert torch.equal(draws[0].cpu(), draws[1].cpu())
-    lists = randn_tensor((2, 3), generator=[torch.Generator("neuron").manual_seed(s) for s in (1, 2)],
-                         device=torch.device("neuron"))
+    lists = randn_tensor(
+        (2, 3), generator=[torch.Generator("neuron").manual_seed(s) for s in (1, 2)], device=torch.device("neuron")
+    )
     assert lists.shape == (2, 3) and not torch.equal(lists[0].cpu(), lists[1].cpu())

@@ -46,8 +46,11 @@ def test_views_share_storage_after_load(tmp_path):
 
 
 def test_safetensors_onto_neuron(tmp_path):
-    tensors = {"w": torch.randn(3, 3), "b": torch.arange(3, dtype=torch.int64),
-               "h": torch.randn(2, 2).to(torch.bfloat16)}
+    tensors = {
+        "w": torch.randn(3, 3),
+        "b": torch.arange(3, dtype=torch.int64),
+        "h": torch.randn(2, 2).to(torch.bfloat16),
+    }
     safetensors.torch.save_file(tensors, tmp_path / "m.safetensors")
     # safetensors' parser knows only its own device names, so the device is
     # given by index: an int is the current accelerator's index, here neuron.

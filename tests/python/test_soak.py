@@ -11,8 +11,12 @@ RUN_SOAK = Path(__file__).resolve().parents[1] / "soak" / "run_soak.py"
 
 
 def test_the_soak_at_a_tenth_of_its_steps_passes():
-    proc = subprocess.run([sys.executable, str(RUN_SOAK), "--scale", "0.1"], capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(RUN_SOAK), "--scale", "0.1"], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert [line for line in proc.stdout.splitlines() if line.endswith("passed")] == [
-        "train: passed", "generate: passed", "fsdp: passed"], proc.stdout
+        "train: passed",
+        "generate: passed",
+        "fsdp: passed",
+    ], proc.stdout

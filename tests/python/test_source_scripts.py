@@ -8,6 +8,7 @@ aside, except for the changes listed here: the model id, the dataset, the sizes 
 the process count, each as a source line and the lines that replace it.
 Any other difference fails and names the lines.
 """
+
 import difflib
 import pathlib
 import re
@@ -21,25 +22,29 @@ BRIEF = ROOT.parent / "shared" / "docs" / "mission.md"
 # Each entry: a line of the source's text -> the lines the example has in its place.
 GENERATE_CHANGES = {
     "import torch, torch.distributed as dist": ("import os", "import torch, torch.distributed as dist"),
-    'MODEL_ID = "<a Qwen3-style causal LM>"; MAX_SEQ_LEN = 1024; PREFILL_CHUNK_SIZE = 512':
-        ('MODEL_ID = os.environ.get("MODEL_ID", "build/artifacts/qwen3-tiny"); MAX_SEQ_LEN = 1024; '
-         'PREFILL_CHUNK_SIZE = 512',),
+    'MODEL_ID = "<a Qwen3-style causal LM>"; MAX_SEQ_LEN = 1024; PREFILL_CHUNK_SIZE = 512': (
+        'MODEL_ID = os.environ.get("MODEL_ID", "build/artifacts/qwen3-tiny"); MAX_SEQ_LEN = 1024; '
+        "PREFILL_CHUNK_SIZE = 512",
+    ),
 }
 
 DIFFUSERS_CHANGES = {
-    "import torch, torch.distributed as dist, torch_neuronx":
-        ("import os", "import torch, torch.distributed as dist, torch_neuronx"),
-    "from diffusers import <Pipeline>, <Transformer2DModel>, TensorParallelConfig":
-        ("from diffusers import QwenImage21Pipeline, QwenImage21Transformer2DModel, TensorParallelConfig",
-         'model = os.environ.get("MODEL_ID", "build/artifacts/qwen-image21-tiny")',
-         'size = int(os.environ.get("DIFFUSERS_SIZE", "1024")); '
-         'steps = int(os.environ.get("DIFFUSERS_STEPS", "40"))'),
-    'mesh = DeviceMesh("neuron", list(range(8)))':
-        ('mesh = DeviceMesh("neuron", list(range(dist.get_world_size())))',),
-    'transformer = <Transformer2DModel>.from_pretrained(model, subfolder="transformer",':
-        ('transformer = QwenImage21Transformer2DModel.from_pretrained(model, subfolder="transformer",',),
-    "pipe = <Pipeline>.from_pretrained(model, transformer=transformer, torch_dtype=torch.bfloat16)":
-        ("pipe = QwenImage21Pipeline.from_pretrained(model, transformer=transformer, torch_dtype=torch.bfloat16)",),
+    "import torch, torch.distributed as dist, torch_neuronx": (
+        "import os",
+        "import torch, torch.distributed as dist, torch_neuronx",
+    ),
+    "from diffusers import <Pipeline>, <Transformer2DModel>, TensorParallelConfig": (
+        "from diffusers import QwenImage21Pipeline, QwenImage21Transformer2DModel, TensorParallelConfig",
+        'model = os.environ.get("MODEL_ID", "build/artifacts/qwen-image21-tiny")',
+        'size = int(os.environ.get("DIFFUSERS_SIZE", "1024")); steps = int(os.environ.get("DIFFUSERS_STEPS", "40"))',
+    ),
+    'mesh = DeviceMesh("neuron", list(range(8)))': ('mesh = DeviceMesh("neuron", list(range(dist.get_world_size())))',),
+    'transformer = <Transformer2DModel>.from_pretrained(model, subfolder="transformer",': (
+        'transformer = QwenImage21Transformer2DModel.from_pretrained(model, subfolder="transformer",',
+    ),
+    "pipe = <Pipeline>.from_pretrained(model, transformer=transformer, torch_dtype=torch.bfloat16)": (
+        "pipe = QwenImage21Pipeline.from_pretrained(model, transformer=transformer, torch_dtype=torch.bfloat16)",
+    ),
     "height=1024, width=1024, num_inference_steps=40,": ("height=size, width=size, num_inference_steps=steps,",),
     'image.save("out.png")': ('image.save(os.environ.get("OUT_PNG", "out.png"))',),
 }
@@ -77,8 +82,10 @@ def test_example_is_the_source_script(name):
     source = code_lines((SOURCES / f"{name}.txt").read_text())
     example = code_lines((ROOT / "examples" / name).read_text())
     extra = unexplained_differences(source, example, CASES[name])
-    assert not extra, f"examples/{name} differs from the source's script beyond the model id, data, sizes " \
+    assert not extra, (
+        f"examples/{name} differs from the source's script beyond the model id, data, sizes "
         "and process count:\n" + "\n".join(extra)
+    )
 
 
 def test_unlisted_change_is_caught():

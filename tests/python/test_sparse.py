@@ -50,8 +50,9 @@ def test_sparse_dense_products():
     torch.testing.assert_close(torch.sparse.mm(sd, wd).cpu(), torch.sparse.mm(s, w))
     torch.testing.assert_close(torch.mm(sd, wd).cpu(), torch.mm(s, w))
     bias = torch.randn(5, 3)
-    torch.testing.assert_close(torch.addmm(bias.to("neuron"), sd, wd, beta=0.5, alpha=2).cpu(),
-                               torch.addmm(bias, s, w, beta=0.5, alpha=2))
+    torch.testing.assert_close(
+        torch.addmm(bias.to("neuron"), sd, wd, beta=0.5, alpha=2).cpu(), torch.addmm(bias, s, w, beta=0.5, alpha=2)
+    )
     torch.testing.assert_close((sd * 3).to_dense().cpu(), (s * 3).to_dense())
     torch.testing.assert_close((sd + sd).to_dense().cpu(), (s + s).to_dense())
     torch.testing.assert_close(torch.sparse.sum(sd).cpu(), torch.sparse.sum(s))
@@ -87,21 +88,28 @@ def test_sparse_embedding_gradients_train_like_the_cpu():
 @pytest.mark.parametrize("layout", ["csr", "csc", "bsr"])
 def test_compressed_layouts(layout):
     x = dense_example()[:4]
-    convert = {"csr": lambda t: t.to_sparse_csr(), "csc": lambda t: t.to_sparse_csc(),
-               "bsr": lambda t: t.to_sparse_bsr((2, 2))}[layout]
+    convert = {
+        "csr": lambda t: t.to_sparse_csr(),
+        "csc": lambda t: t.to_sparse_csc(),
+        "bsr": lambda t: t.to_sparse_bsr((2, 2)),
+    }[layout]
     c, d = convert(x), convert(x.to("neuron"))
     assert d.layout == c.layout and d.device.type == "neuron" and d.values().device.type == "neuron"
     assert torch.equal(d.to_dense().cpu(), x)
     assert torch.equal(d.cpu().to_dense(), x) and torch.equal(c.to("neuron").to_dense().cpu(), x)
-    members = {"csr": ("crow_indices", "col_indices"), "bsr": ("crow_indices", "col_indices"),
-               "csc": ("ccol_indices", "row_indices")}[layout]
+    members = {
+        "csr": ("crow_indices", "col_indices"),
+        "bsr": ("crow_indices", "col_indices"),
+        "csc": ("ccol_indices", "row_indices"),
+    }[layout]
     for m in members:
         assert torch.equal(getattr(d, m)().cpu(), getattr(c, m)())
     w = torch.randn(4, 3)
     torch.testing.assert_close((d @ w.to("neuron")).cpu(), c @ w)
     if layout == "csr":
-        torch.testing.assert_close(torch.addmm(torch.ones(4, 3, device="neuron"), d, w.to("neuron")).cpu(),
-                                   torch.addmm(torch.ones(4, 3), c, w))
+        torch.testing.assert_close(
+            torch.addmm(torch.ones(4, 3, device="neuron"), d, w.to("neuron")).cpu(), torch.addmm(torch.ones(4, 3), c, w)
+        )
         torch.testing.assert_close((d * 2).to_dense().cpu(), (c * 2).to_dense())
         assert torch.equal(d.to_sparse_coo().to_dense().cpu(), x)
     assert torch_neuronx.get_fallback_ops() == {}

@@ -3,7 +3,6 @@ ordering contracts, timing, and both emulator queue modes."""
 
 import pytest
 import torch
-
 from helpers.processes import run_ok
 
 
@@ -87,9 +86,11 @@ def test_record_stream_keeps_block_from_early_reuse():
     assert y.data_ptr() == ptr  # reusable once the other stream passed the free
 
 
-@pytest.mark.parametrize("env", [{}, {"TORCH_NEURONX_EMU_QUEUE": "thread"},
-                                 {"TORCH_NEURONX_EMU_QUEUE": "thread", "NEURON_LAUNCH_BLOCKING": "1"}],
-                         ids=["inline", "thread", "thread-blocking"])
+@pytest.mark.parametrize(
+    "env",
+    [{}, {"TORCH_NEURONX_EMU_QUEUE": "thread"}, {"TORCH_NEURONX_EMU_QUEUE": "thread", "NEURON_LAUNCH_BLOCKING": "1"}],
+    ids=["inline", "thread", "thread-blocking"],
+)
 def test_ordering_contracts_in_every_queue_mode(env):
     assert run_ok("streams_ordering", env=env).split() == ["OK", "1048576.0", "True", "-1"]
 

@@ -14,12 +14,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers.processes import TESTS, worker_env
 
-import torch_neuronx
 from torch_neuronx import StrictModeError, StrictModeWarning, strict
 from torch_neuronx.__main__ import main as cli_main
-
-from helpers.processes import TESTS, worker_env
 
 findings_module = sys.modules["torch_neuronx.observability.strict_findings"]
 events_module = sys.modules["torch_neuronx.observability.strict_events"]
@@ -47,8 +45,9 @@ def expected_marks(path: Path) -> list[tuple[str, str, int]]:
 def start(script: Path, mode: str, report: Path | None = None) -> subprocess.Popen:
     extra = {"TORCH_NEURONX_REPORT": str(report)} if report else {}
     env = worker_env(TORCH_NEURONX_STRICT=mode, **SEEDED_ENV, **extra)
-    return subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    return subprocess.Popen(
+        [sys.executable, str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def test_record_dedups_counts_and_warns_once():
@@ -114,12 +113,31 @@ def test_dynamic_shapes_are_refused_when_the_graph_runs():
 
 
 def test_report_command_reads_the_run_record(tmp_path):
-    record = {"argv": ["train.py"], "optimizer_steps": 5, "peak_memory": [
-        {"device": "neuron:0", "peak_bytes": 30 * 2**30, "core_hbm_bytes": 24 * 2**30, "lnc": 2}], "findings": [
-        {"kind": "host_sync", "op": "aten::_local_scalar_dense", "detail": "d", "line": "/x/llama.py:9",
-         "user_line": "train.py:3", "remedy": "keep it on the device", "count": 40},
-        {"kind": "fallback", "op": "aten::foo", "detail": "d", "line": "train.py:5", "user_line": None,
-         "remedy": "r", "count": 2}]}
+    record = {
+        "argv": ["train.py"],
+        "optimizer_steps": 5,
+        "peak_memory": [{"device": "neuron:0", "peak_bytes": 30 * 2**30, "core_hbm_bytes": 24 * 2**30, "lnc": 2}],
+        "findings": [
+            {
+                "kind": "host_sync",
+                "op": "aten::_local_scalar_dense",
+                "detail": "d",
+                "line": "/x/llama.py:9",
+                "user_line": "train.py:3",
+                "remedy": "keep it on the device",
+                "count": 40,
+            },
+            {
+                "kind": "fallback",
+                "op": "aten::foo",
+                "detail": "d",
+                "line": "train.py:5",
+                "user_line": None,
+                "remedy": "r",
+                "count": 2,
+            },
+        ],
+    }
     path = tmp_path / "run.json"
     path.write_text(json.dumps(record))
     out = io.StringIO()
@@ -135,8 +153,9 @@ def test_report_command_reads_the_run_record(tmp_path):
 def test_seeded_script_finds_every_kind_on_its_line_and_clean_script_none(tmp_path):
     seeded, clean = start(SEEDED, "warn", tmp_path / "seeded.json"), start(CLEAN, "warn", tmp_path / "clean.json")
     errors = start(SEEDED, "error")
-    outs = {name: (p, *p.communicate(timeout=180)) for name, p in
-            (("seeded", seeded), ("clean", clean), ("error", errors))}
+    outs = {
+        name: (p, *p.communicate(timeout=180)) for name, p in (("seeded", seeded), ("clean", clean), ("error", errors))
+    }
     for name in ("seeded", "clean"):
         p, out, err = outs[name]
         assert p.returncode == 0, f"{name}: exit {p.returncode}\n{out}\n{err}"
@@ -153,6 +172,10 @@ def test_seeded_script_finds_every_kind_on_its_line_and_clean_script_none(tmp_pa
     p, out, err = outs["error"]
     first_kind, first_op, first_line = expected_marks(SEEDED)[0]
     assert p.returncode != 0 and "StrictModeError" in err, err
-    message = next(line for line in err.splitlines() if line.startswith("torch_neuronx.observability.strict_findings.StrictModeError"))
+    message = next(
+        line
+        for line in err.splitlines()
+        if line.startswith("torch_neuronx.observability.strict_findings.StrictModeError")
+    )
     assert f"{SEEDED}:{first_line}" in message and first_kind in message and first_op in message, message
     assert "What to do:" in message and err.count("StrictModeError:") == 1, err

@@ -7,10 +7,9 @@ the copying fallback."""
 
 import pytest
 import torch
+from helpers.processes import run_ok
 
 import torch_neuronx
-
-from helpers.processes import run_ok
 
 
 def native_count(family: str) -> int:

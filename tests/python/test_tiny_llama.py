@@ -5,9 +5,9 @@ backend choice is forwarded to the CPU's, so both take the flash kernel), with
 no copying fallback."""
 
 import torch
+from helpers.tiny_llama import cpu_and_neuron_pair
 
 import torch_neuronx
-from helpers.tiny_llama import cpu_and_neuron_pair
 
 
 def test_forward_backward_and_adamw_step_match_cpu():

@@ -2,14 +2,14 @@
 the per-op roofline of torch_neuronx.trainium, NKI kernels by their
 instruction-level estimate, views nothing, CPU ops nothing."""
 
+import nki
+import nki.language as nl
 import pytest
 import torch
 
-import nki
-import nki.language as nl
 from torch_neuronx import trainium
-from torch_neuronx.nki import last_estimate
 from torch_neuronx.estimation.step import TrainiumEstimate
+from torch_neuronx.nki import last_estimate
 
 
 @nki.jit
@@ -56,12 +56,13 @@ def test_kernels_estimated_for_another_target_are_flagged(monkeypatch):
 
 def test_the_public_entry_point_reports_engines_and_ops():
     import torch_neuronx
+
     a = torch.randn(2048, 2048, device="neuron", dtype=torch.bfloat16)
     with torch_neuronx.estimate() as est:
         torch.nn.functional.silu(a @ a)  # a Tensor-bound matmul, an HBM-bound activation
         double(torch.randn(128, 64, device="neuron"))
     assert isinstance(est, TrainiumEstimate)
-    mm = trainium.roofline_parts(trainium.TRN2, flops=2 * 2048 ** 3, hbm_bytes=3 * 2048 * 2048 * 2)
+    mm = trainium.roofline_parts(trainium.TRN2, flops=2 * 2048**3, hbm_bytes=3 * 2048 * 2048 * 2)
     assert est.by_engine["tensor"] == pytest.approx(mm["tensor"] * 1e6)
     assert est.by_engine["vector"] == pytest.approx(last_estimate().engine_us["vector"])
     fixed = 2 * trainium.TRN2.dma_fixed_latency_s * 1e6
@@ -70,7 +71,7 @@ def test_the_public_entry_point_reports_engines_and_ops():
     assert "aten::mm" in text and "nki::double" in text and f"{est.total_us:.1f} us" in text
 
 
-_COLLECTIVES_WORKER = '''
+_COLLECTIVES_WORKER = """
 import pytest, torch, torch.distributed as dist
 from helpers.rank import RANK, WORLD, init
 from torch_neuronx import trainium
@@ -97,7 +98,7 @@ assert est.by_engine["collective"] == pytest.approx(sum(est.by_op[op][1] for op 
 assert est.by_op["c10d::allreduce_"][1] > est.by_op["c10d::barrier"][1] > 0
 print("estimated", dict(est.by_op))
 dist.destroy_process_group()
-'''
+"""
 
 
 def test_c10d_collectives_are_charged_by_the_collective_model(tmp_path):
@@ -105,6 +106,7 @@ def test_c10d_collectives_are_charged_by_the_collective_model(tmp_path):
     # dispatches to (c10d::allreduce_, ...) reach the mode with neuron tensors
     # and the process group as a ScriptObject, whose size is the world.
     from helpers.dist_launch import launch_ok
+
     worker = tmp_path / "estimate_collectives.py"
     worker.write_text(_COLLECTIVES_WORKER)
     launch_ok(worker, 2, tmp_path, expect="estimated", timeout=60)
@@ -112,6 +114,7 @@ def test_c10d_collectives_are_charged_by_the_collective_model(tmp_path):
 
 def test_the_collective_model_follows_sizes_and_levels():
     from torch_neuronx.estimation.collectives import KINDS, collective_s
+
     core = trainium.TRN2
     with pytest.raises(ValueError, match="'allreduce'.*all_reduce"):
         collective_s(core, "allreduce", 1, 2)
@@ -120,11 +123,15 @@ def test_the_collective_model_follows_sizes_and_levels():
     # all_reduce moves twice all_gather's bus bytes; across chips and across
     # instances costs at least as much as within a chip
     assert collective_s(core, "all_reduce", big, 4) > 1.9 * collective_s(core, "all_gather", big, 4)
-    assert collective_s(core, "all_reduce", big, 4) <= collective_s(core, "all_reduce", big, 64) \
+    assert (
+        collective_s(core, "all_reduce", big, 4)
+        <= collective_s(core, "all_reduce", big, 64)
         <= collective_s(core, "all_reduce", big, 128)
+    )
     # a small message pays hops, not bandwidth: one Mesh step per phase within an instance
     assert collective_s(core, "all_reduce", 64, 64) == pytest.approx(2 * trainium.HOP_LATENCY_INTRA_S, rel=1e-3)
     assert collective_s(core, "all_reduce", 64, 128) == pytest.approx(
-        2 * (trainium.HOP_LATENCY_INTRA_S + trainium.HOP_LATENCY_INTER_S), rel=1e-3)
+        2 * (trainium.HOP_LATENCY_INTRA_S + trainium.HOP_LATENCY_INTER_S), rel=1e-3
+    )
     with pytest.raises(ValueError, match="trn2.3xlarge has no published EFA"):
         collective_s(core, "all_reduce", 64, 8, instance="trn2.3xlarge")

@@ -21,25 +21,37 @@ PHASES = [("train", 2000, 1), ("generate", 2000, 1), ("fsdp", 500, 2)]
 
 
 def verdicts(stdout: str) -> list[dict]:
-    return [json.loads(line[len("SOAK "):]) for line in stdout.splitlines() if line.startswith("SOAK ")]
+    return [json.loads(line[len("SOAK ") :]) for line in stdout.splitlines() if line.startswith("SOAK ")]
 
 
 def run(phase: str, steps: int, ranks: int) -> tuple[bool, list[dict], str]:
     before = shm_entries()
     script = HERE / "soak_phases.py"
     if ranks == 1:
-        p = subprocess.run([sys.executable, str(script), phase, str(steps)], capture_output=True, text=True,
-                           env=worker_env(OMP_NUM_THREADS="1", PYTHONPATH=f"{HERE}:{HERE.parent / 'python'}"),
-                           timeout=3600)
+        p = subprocess.run(
+            [sys.executable, str(script), phase, str(steps)],
+            capture_output=True,
+            text=True,
+            env=worker_env(OMP_NUM_THREADS="1", PYTHONPATH=f"{HERE}:{HERE.parent / 'python'}"),
+            timeout=3600,
+        )
         results = [p]
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            results = launch(script, ranks, Path(tmp), timeout=3600, args=[phase, steps],
-                             env={"PYTHONPATH": f"{HERE}:{HERE.parent / 'python'}"})
+            results = launch(
+                script,
+                ranks,
+                Path(tmp),
+                timeout=3600,
+                args=[phase, steps],
+                env={"PYTHONPATH": f"{HERE}:{HERE.parent / 'python'}"},
+            )
     found = [v for r in results for v in verdicts(r.stdout)]
     left = sorted(shm_entries() - before)
     ok = all(r.returncode == 0 for r in results) and len(found) == ranks and not left
-    errors = "" if ok else "\n".join(r.stderr[-3000:] for r in results) + (f"\nleft in /dev/shm: {left}" if left else "")
+    errors = (
+        "" if ok else "\n".join(r.stderr[-3000:] for r in results) + (f"\nleft in /dev/shm: {left}" if left else "")
+    )
     return ok, found, errors
 
 

@@ -7,17 +7,24 @@ and steps. Prints the soak_probe verdict; exits 1 if it failed."""
 import sys
 
 import torch
+from soak_probe import Sampler
 from transformers import LlamaConfig, LlamaForCausalLM
 
 import torch_neuronx  # noqa: F401
-from soak_probe import Sampler
 
 EVERY = 50  # steps between samples
 
 
 def tiny_llama() -> LlamaForCausalLM:
-    cfg = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    cfg = LlamaConfig(
+        vocab_size=256,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+    )
     torch.manual_seed(0)
     return LlamaForCausalLM(cfg).to("neuron")
 
@@ -74,10 +81,9 @@ def generate(calls: int) -> bool:
 
 def fsdp(steps: int) -> bool:
     import torch.distributed as dist
+    from helpers.rank import RANK, WORLD, init
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
-
-    from helpers.rank import RANK, WORLD, init
 
     init(timeout_s=120)
     model = tiny_llama()
@@ -86,8 +92,13 @@ def fsdp(steps: int) -> bool:
         fully_shard(layer, mesh=mesh)
     fully_shard(model, mesh=mesh)
     sampler = Sampler(f"fsdp rank {RANK}", steps, warmup=max(EVERY, steps // 10))
-    losses = training(sampler, lambda ids: model(ids, labels=ids).loss, model.parameters(), steps,
-                      lambda step: batch(step * WORLD + RANK, rows=2))
+    losses = training(
+        sampler,
+        lambda ids: model(ids, labels=ids).loss,
+        model.parameters(),
+        steps,
+        lambda step: batch(step * WORLD + RANK, rows=2),
+    )
     ok = sampler.report(first_loss=losses[0], last_loss=losses[-1])
     dist.destroy_process_group()
     return ok

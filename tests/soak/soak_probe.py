@@ -39,9 +39,17 @@ class Sampler:
 
     def sample(self, step: int) -> None:
         torch.neuron.synchronize()
-        self.rows.append(dict(step=step, allocated=torch.neuron.memory_allocated(),
-                              reserved=torch.neuron.memory_reserved(), rss=rss(),
-                              fds=len(os.listdir("/proc/self/fd")), threads=threads(), shm=shm_segments()))
+        self.rows.append(
+            dict(
+                step=step,
+                allocated=torch.neuron.memory_allocated(),
+                reserved=torch.neuron.memory_reserved(),
+                rss=rss(),
+                fds=len(os.listdir("/proc/self/fd")),
+                threads=threads(),
+                shm=shm_segments(),
+            )
+        )
 
     def verdict(self) -> dict:
         steady = [r for r in self.rows if r["step"] >= self.warmup]
@@ -49,8 +57,10 @@ class Sampler:
         problems = []
         moved = [r for r in steady if r["allocated"] != base["allocated"]]
         if moved:
-            problems.append(f"allocated bytes left the steady state {base['allocated']}: "
-                            + ", ".join(f"step {r['step']}: {r['allocated']}" for r in moved[:5]))
+            problems.append(
+                f"allocated bytes left the steady state {base['allocated']}: "
+                + ", ".join(f"step {r['step']}: {r['allocated']}" for r in moved[:5])
+            )
         if end["reserved"] > base["reserved"]:
             problems.append(f"reserved bytes grew from {base['reserved']} to {end['reserved']}")
         if end["rss"] - base["rss"] > RSS_BOUND:
@@ -59,12 +69,20 @@ class Sampler:
             if end[key] != base[key]:
                 problems.append(f"{key}: {base[key]} after warm-up, {end[key]} at the end")
         half = steady[len(steady) // 2]
-        return dict(phase=self.phase, steps=self.steps, warmup=self.warmup, seconds=round(time.time() - self.start, 1),
-                    allocated=base["allocated"], max_allocated=torch.neuron.max_memory_allocated(),
-                    reserved=(base["reserved"], end["reserved"]),
-                    rss_mib=(round(base["rss"] / 2**20, 1), round(half["rss"] / 2**20, 1), round(end["rss"] / 2**20, 1)),
-                    fds=(base["fds"], end["fds"]), threads=(base["threads"], end["threads"]),
-                    shm=(base["shm"], end["shm"]), problems=problems)
+        return dict(
+            phase=self.phase,
+            steps=self.steps,
+            warmup=self.warmup,
+            seconds=round(time.time() - self.start, 1),
+            allocated=base["allocated"],
+            max_allocated=torch.neuron.max_memory_allocated(),
+            reserved=(base["reserved"], end["reserved"]),
+            rss_mib=(round(base["rss"] / 2**20, 1), round(half["rss"] / 2**20, 1), round(end["rss"] / 2**20, 1)),
+            fds=(base["fds"], end["fds"]),
+            threads=(base["threads"], end["threads"]),
+            shm=(base["shm"], end["shm"]),
+            problems=problems,
+        )
 
     def report(self, **extra) -> bool:
         """Prints the verdict as one "SOAK {json}" line; True if it passed."""

@@ -4,9 +4,9 @@ the CPU and on neuron and compares (bitwise: the same CPU kernel runs on
 device memory). A pair passes when every sample matches, the outputs are
 neuron tensors whose memory the neuron caching allocator handed out, the
 copying fallback did not run, and the op's in-place variant (where it has one)
-allocated no device memory beyond the temporaries its CPU kernel allocates. Differentiable ops also get a "float32-backward"
-row: gradients of the inputs for the same random output gradients, compared
-the same way.
+allocated no device memory beyond the temporaries its CPU kernel allocates.
+Differentiable ops also get a "float32-backward" row: gradients of the inputs
+for the same random output gradients, compared the same way.
 
 Run: .venv/bin/python tests/sweep/opinfo_sweep.py [--max-samples N] [--ops a,b] [--out FILE]
 Writes a table (op, dtype, result, reason) as TSV; prints the totals.
@@ -19,14 +19,31 @@ import time
 import warnings
 
 import torch
-import torch_neuronx
 from torch.testing._internal.common_methods_invocations import op_db
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_flatten
+
+import torch_neuronx
 
 DTYPES = (torch.float32, torch.bfloat16, torch.int64, torch.bool)
-RANDOM_HINTS = ("rand", "fractional", "lowrank", "normal", "bernoulli", "dropout", "multinomial", "uniform", "exponential", "cauchy",
-                "geometric", "log_normal", "poisson", "randperm", "empty", "new_empty",
-                "multi_head_attention")  # its training samples apply dropout (p=0.5)
+RANDOM_HINTS = (
+    "rand",
+    "fractional",
+    "lowrank",
+    "normal",
+    "bernoulli",
+    "dropout",
+    "multinomial",
+    "uniform",
+    "exponential",
+    "cauchy",
+    "geometric",
+    "log_normal",
+    "poisson",
+    "randperm",
+    "empty",
+    "new_empty",
+    "multi_head_attention",
+)  # its training samples apply dropout (p=0.5)
 
 
 class Timeout(Exception):
@@ -42,7 +59,11 @@ def to_neuron(x):
     copied and the view rebuilt (offset, strides), so kernels see what they saw."""
     if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.layout != torch.strided:
         return x.to("neuron") if isinstance(x, torch.Tensor) and x.device.type == "cpu" else x
-    storage = x.untyped_storage().to(device="neuron") if x.untyped_storage().nbytes() else torch.UntypedStorage(0, device="neuron")
+    storage = (
+        x.untyped_storage().to(device="neuron")
+        if x.untyped_storage().nbytes()
+        else torch.UntypedStorage(0, device="neuron")
+    )
     out = torch.empty(0, dtype=x.dtype, device="neuron").set_(storage, x.storage_offset(), x.size(), x.stride())
     if x.is_conj():
         out = out.conj()
@@ -56,8 +77,12 @@ def device_memory_problem(out) -> str | None:
     leaves = tree_flatten(out)[0]
     leaves += [p for t in leaves if isinstance(t, torch.Tensor) and t.is_sparse for p in (t._indices(), t._values())]
     for t in leaves:
-        if (isinstance(t, torch.Tensor) and t.device.type == "neuron" and t.layout == torch.strided
-                and not t._is_zerotensor()):  # zero tensors have no memory at all
+        if (
+            isinstance(t, torch.Tensor)
+            and t.device.type == "neuron"
+            and t.layout == torch.strided
+            and not t._is_zerotensor()
+        ):  # zero tensors have no memory at all
             storage = t.untyped_storage()
             if storage.nbytes() and not torch_neuronx._C._allocator_owns(storage.data_ptr()):
                 return "an output's memory does not come from the neuron allocator"
@@ -255,9 +280,12 @@ def main() -> int:
     parser.add_argument("--out", default="build/opinfo_sweep.tsv")
     parser.add_argument("--timeout", type=int, default=60)
     parser.add_argument("--verbose", action="store_true", help="print each pair before it runs")
-    parser.add_argument("--staged", action="store_true",
-                        help="the device is not host-addressable (TORCH_NEURONX_EMU_HOST_ADDRESSABLE=0): ops take "
-                             "the copying fallback by design; report the staged ops and copies instead of failing")
+    parser.add_argument(
+        "--staged",
+        action="store_true",
+        help="the device is not host-addressable (TORCH_NEURONX_EMU_HOST_ADDRESSABLE=0): ops take "
+        "the copying fallback by design; report the staged ops and copies instead of failing",
+    )
     args = parser.parse_args()
     global STAGED
     STAGED = args.staged
@@ -295,9 +323,11 @@ def main() -> int:
         for row in rows:
             f.write("\t".join(row) + "\n")
     ran = counts["pass"] + counts["fail"]
-    print(f"{len(rows)} (op, dtype) pairs from {len(op_db)} OpInfos in {time.time() - start:.0f} s: "
-          f"{counts['pass']} pass, {counts['fail']} fail, {counts['skip']} skip; "
-          f"pass rate {counts['pass'] / max(ran, 1):.1%} of the pairs that run on CPU; table in {args.out}")
+    print(
+        f"{len(rows)} (op, dtype) pairs from {len(op_db)} OpInfos in {time.time() - start:.0f} s: "
+        f"{counts['pass']} pass, {counts['fail']} fail, {counts['skip']} skip; "
+        f"pass rate {counts['pass'] / max(ran, 1):.1%} of the pairs that run on CPU; table in {args.out}"
+    )
     if STAGED:
         stats = torch_neuronx.host_staging_stats()
         print(f"host-staged: {len(STAGED_OPS)} ops ran through the copying fallback; staged copies: {stats}")

@@ -16,17 +16,17 @@ def register() -> None:
     if _registered:
         return
     import torch
+
+    # Three GPU-only scheduler rewrites skip the CPU by device type ("not
+    # validated for CPU codegen" in Inductor); neuron uses the CPU codegen, so
+    # they are turned off. This process has no GPU for them to help.
+    import torch._inductor.config as inductor_config
     from torch._dynamo.device_interface import register_interface_for_device
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 
     from .codegen_version import CodegenVersion
     from .device_interface import NeuronInterface
     from .inductor_backend import NeuronCppWrapper, NeuronDeviceOpOverrides, NeuronScheduling, NeuronWrapper
-
-    # Three GPU-only scheduler rewrites skip the CPU by device type ("not
-    # validated for CPU codegen" in Inductor); neuron uses the CPU codegen, so
-    # they are turned off. This process has no GPU for them to help.
-    import torch._inductor.config as inductor_config
 
     inductor_config.loop_reindexing_after_fusion = False
     inductor_config.loop_index_inversion_in_fusion = False
@@ -43,13 +43,17 @@ def register() -> None:
     rng_functionalization.register()
     register_interface_for_device("neuron", NeuronInterface)
     register_device_op_overrides("neuron", NeuronDeviceOpOverrides())
-    register_backend_for_device("neuron", NeuronScheduling, NeuronWrapper, NeuronCppWrapper,
-                                device_custom_pass=CodegenVersion())
+    register_backend_for_device(
+        "neuron", NeuronScheduling, NeuronWrapper, NeuronCppWrapper, device_custom_pass=CodegenVersion()
+    )
     _registered = True
 
 
-_CODEGEN = {"Scheduling": "NeuronScheduling", "PythonWrapperCodegen": "NeuronWrapper",
-            "CppWrapperCodegen": "NeuronCppWrapper"}
+_CODEGEN = {
+    "Scheduling": "NeuronScheduling",
+    "PythonWrapperCodegen": "NeuronWrapper",
+    "CppWrapperCodegen": "NeuronCppWrapper",
+}
 
 
 def codegen_class(name: str):

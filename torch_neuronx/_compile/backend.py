@@ -52,8 +52,10 @@ def neuron(gm, example_inputs, mode=None, options=None):
     _static_shapes_by_default()
     refusal = _strict_check(gm, example_inputs)
     if refusal is not None:
+
         def refuse(*args):
             raise refusal
+
         return refuse
     devices = host_access.graph_devices(example_inputs)
     if not all(host_access.addressable(d) for d in devices or {None}):

@@ -45,8 +45,9 @@ class NeuronInterface(DeviceInterface):
         # The emulator's kernels run on host threads: Inductor sizes its
         # parallel work by multi_processor_count.
         props = torch.neuron.get_device_properties(device)
-        return SimpleNamespace(name=props.name, total_memory=props.total_memory,
-                               multi_processor_count=os.cpu_count() or 1)
+        return SimpleNamespace(
+            name=props.name, total_memory=props.total_memory, multi_processor_count=os.cpu_count() or 1
+        )
 
     @staticmethod
     def get_compute_capability(device=None) -> str:

@@ -23,7 +23,8 @@ class NeuronCompileError(RuntimeError):
         super().__init__(
             f"Inductor could not compile a graph for neuron: op {op}: {reason}. Rewrite or avoid that op in "
             f"the compiled region, or opt in to running such graphs eagerly with {FALLBACK_ENV}=1 or "
-            f"torch.compile(..., backend=\"neuron\", options={{\"{FALLBACK_OPTION}\": True}}).")
+            f'torch.compile(..., backend="neuron", options={{"{FALLBACK_OPTION}": True}}).'
+        )
 
 
 def fallback_enabled(option) -> bool:
@@ -47,8 +48,11 @@ def describe(exc: BaseException) -> tuple[str, str]:
             first = text.strip().splitlines()[0]
             return match.group(1), first
     root = chain[-1]
-    stage = "C++ compilation of the generated kernels" if "CppCompileError" in type(root).__name__ else \
-        "the graph as a whole"
+    stage = (
+        "C++ compilation of the generated kernels"
+        if "CppCompileError" in type(root).__name__
+        else "the graph as a whole"
+    )
     return f"<{stage}>", f"{type(root).__name__}: {str(root).strip().splitlines()[0] if str(root).strip() else ''}"
 
 
@@ -56,6 +60,10 @@ def eager_fallback(gm, exc: BaseException):
     """The graph's own forward (eager ATen on neuron), after recording why."""
     op, reason = describe(exc)
     count_fallback(op, reason)
-    warnings.warn(f"torch_neuronx: running one compiled graph eagerly on neuron because Inductor could not "
-                  f"compile op {op}: {reason}", RuntimeWarning, stacklevel=2)
+    warnings.warn(
+        f"torch_neuronx: running one compiled graph eagerly on neuron because Inductor could not "
+        f"compile op {op}: {reason}",
+        RuntimeWarning,
+        stacklevel=2,
+    )
     return gm.forward

@@ -47,8 +47,9 @@ def _estimate(gm, args) -> tuple[float, str]:
     except Exception:  # a graph fake tensors cannot run: only its inputs are counted (docs/estimates.md)
         pass
     fp32 = any(t.dtype == torch.float32 for t in tensors)
-    s, engine = trace_estimate.op_cost(core, "graph", flops=flops, nbytes=_nbytes(tensors) + out_bytes,
-                                       elements=out_elements, fp32=fp32)
+    s, engine = trace_estimate.op_cost(
+        core, "graph", flops=flops, nbytes=_nbytes(tensors) + out_bytes, elements=out_elements, fp32=fp32
+    )
     return s * 1e6, engine
 
 

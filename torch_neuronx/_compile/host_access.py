@@ -5,8 +5,8 @@ whole project). The generated wrapper calls `_C._before_host_kernels(index)`
 first (bindings/CompileBindings.cpp): it waits for the eager work that
 produced the inputs, and refuses a device the host cannot address. On such
 a device the `neuron` backend does not generate host kernels at all: it runs
-the graph op by op, each op staging its device bytes through host copies (counted by `torch_neuronx.host_staging_stats()`
-and, per graph, in `get_dynamo_metrics()["host_staged_graphs"]`)."""
+the graph op by op, each op staging its device bytes through host copies
+(counted by `torch_neuronx.host_staging_stats()` and, per graph, in `get_dynamo_metrics()["host_staged_graphs"]`)."""
 
 import torch
 

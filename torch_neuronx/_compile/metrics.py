@@ -40,22 +40,36 @@ def get_dynamo_metrics() -> dict:
     (graphs run eagerly under the opt-in fallback, each as "op: reason"),
     host_staged_graphs (graphs run op by op with host copies, on a device
     whose memory the host cannot address)."""
-    metrics = {"graphs_compiled": _neuron["graphs"], "kernels_generated": _neuron["kernels"],
-               "kernels_per_graph": list(_kernels_per_graph), "eager_fallbacks": len(_fallbacks),
-               "eager_fallback_reasons": list(_fallbacks), "host_staged_graphs": _staged["graphs"],
-               "frames_compiled": 0, "recompilations": 0,
-               "recompile_reasons": [], "graph_breaks": 0, "graph_break_reasons": {}, "cache_hits": 0,
-               "cache_misses": 0}
+    metrics = {
+        "graphs_compiled": _neuron["graphs"],
+        "kernels_generated": _neuron["kernels"],
+        "kernels_per_graph": list(_kernels_per_graph),
+        "eager_fallbacks": len(_fallbacks),
+        "eager_fallback_reasons": list(_fallbacks),
+        "host_staged_graphs": _staged["graphs"],
+        "frames_compiled": 0,
+        "recompilations": 0,
+        "recompile_reasons": [],
+        "graph_breaks": 0,
+        "graph_break_reasons": {},
+        "cache_hits": 0,
+        "cache_misses": 0,
+    }
     if "torch._dynamo" not in sys.modules:  # nothing was compiled
         return metrics
     from torch._dynamo.utils import counters, get_compilation_metrics
 
     breaks = Counter(counters["graph_break"])
     reasons = [m.recompile_reason for m in get_compilation_metrics() if m.recompile_reason]
-    metrics.update(frames_compiled=counters["stats"]["unique_graphs"], recompilations=len(reasons),
-                   recompile_reasons=reasons, graph_breaks=sum(breaks.values()), graph_break_reasons=dict(breaks),
-                   cache_hits=counters["inductor"]["fxgraph_cache_hit"],
-                   cache_misses=counters["inductor"]["fxgraph_cache_miss"])
+    metrics.update(
+        frames_compiled=counters["stats"]["unique_graphs"],
+        recompilations=len(reasons),
+        recompile_reasons=reasons,
+        graph_breaks=sum(breaks.values()),
+        graph_break_reasons=dict(breaks),
+        cache_hits=counters["inductor"]["fxgraph_cache_hit"],
+        cache_misses=counters["inductor"]["fxgraph_cache_miss"],
+    )
     return metrics
 
 

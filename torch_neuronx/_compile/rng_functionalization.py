@@ -57,8 +57,10 @@ def _route_neuron(hop, neuron_impl, leading: int) -> None:
 def register() -> None:
     from torch._prims import rng_prims
 
-    for hop, impl, leading in ((rng_prims.run_and_save_rng_state, _save_state_and_run, 1),
-                               (rng_prims.run_with_rng_state, _run_with_state, 2)):
+    for hop, impl, leading in (
+        (rng_prims.run_and_save_rng_state, _save_state_and_run, 1),
+        (rng_prims.run_with_rng_state, _run_with_state, 2),
+    ):
         if DispatchKey.PrivateUse1 not in hop.py_kernels:
             hop.py_impl(DispatchKey.PrivateUse1)(impl)
         _route_neuron(hop, impl, leading)

@@ -71,9 +71,16 @@ def _steps(ranks: int, nbytes: int, direct: bool) -> int:
     return ranks - 1
 
 
-def collective_s(core: trainium.NeuronCore, kind: str, nbytes: int, world: int, *,
-                 ranks_per_chip: int | None = None, ranks_per_instance: int | None = None,
-                 instance: str | None = None) -> float:
+def collective_s(
+    core: trainium.NeuronCore,
+    kind: str,
+    nbytes: int,
+    world: int,
+    *,
+    ranks_per_chip: int | None = None,
+    ranks_per_instance: int | None = None,
+    instance: str | None = None,
+) -> float:
     """Seconds one `kind` collective of `nbytes` per rank over `world` ranks
     takes on `core`'s generation (see the module docstring for the contract
     and the blind spots). ranks_per_chip defaults to the chip's logical cores
@@ -95,8 +102,10 @@ def collective_s(core: trainium.NeuronCore, kind: str, nbytes: int, world: int, 
     dma_per_rank = (core.cores_per_chip // rpc) * core.dma_engines * core.dma_bytes_per_s_per_engine
     in_instance, instances = min(world, rpi), math.ceil(world / rpi)
     if instances > 1 and not inst.efa_bytes_per_s:
-        raise ValueError(f"{inst.name} has no published EFA bandwidth; a group of {world} ranks spans "
-                         f"{instances} instances of {rpi} ranks")
+        raise ValueError(
+            f"{inst.name} has no published EFA bandwidth; a group of {world} ranks spans "
+            f"{instances} instances of {rpi} ranks"
+        )
     total = 0.0
     for factor, reduces, direct in _KINDS[kind]:
         bus = factor(world) * nbytes
@@ -113,10 +122,25 @@ def collective_s(core: trainium.NeuronCore, kind: str, nbytes: int, world: int, 
 
 
 # c10d ops (what torch.distributed calls dispatch to) -> collective kind
-C10D_KINDS = {"allreduce_": "all_reduce", "allreduce_coalesced_": "all_reduce", "allgather_": "all_gather",
-               "_allgather_base_": "all_gather", "allgather_coalesced_": "all_gather",
-               "allgather_into_tensor_coalesced_": "all_gather", "reduce_scatter_": "reduce_scatter",
-               "_reduce_scatter_base_": "reduce_scatter", "reduce_scatter_tensor_coalesced_": "reduce_scatter",
-               "broadcast_": "broadcast", "alltoall_": "all_to_all", "alltoall_base_": "all_to_all",
-               "send": "send", "recv_": "recv", "recv_any_source_": "recv", "barrier": "barrier",
-               "monitored_barrier_": "barrier", "reduce_": "reduce", "gather_": "gather", "scatter_": "scatter"}
+C10D_KINDS = {
+    "allreduce_": "all_reduce",
+    "allreduce_coalesced_": "all_reduce",
+    "allgather_": "all_gather",
+    "_allgather_base_": "all_gather",
+    "allgather_coalesced_": "all_gather",
+    "allgather_into_tensor_coalesced_": "all_gather",
+    "reduce_scatter_": "reduce_scatter",
+    "_reduce_scatter_base_": "reduce_scatter",
+    "reduce_scatter_tensor_coalesced_": "reduce_scatter",
+    "broadcast_": "broadcast",
+    "alltoall_": "all_to_all",
+    "alltoall_base_": "all_to_all",
+    "send": "send",
+    "recv_": "recv",
+    "recv_any_source_": "recv",
+    "barrier": "barrier",
+    "monitored_barrier_": "barrier",
+    "reduce_": "reduce",
+    "gather_": "gather",
+    "scatter_": "scatter",
+}

@@ -21,9 +21,33 @@ TARGET = "trn2"  # the track's name says Trainium2
 
 # Transcendentals run on the Scalar engine's lookup tables; other elementwise
 # work on the Vector engine.
-SCALAR_OPS = {"exp", "log", "sigmoid", "silu", "gelu", "tanh", "rsqrt", "sqrt", "erf", "sin", "cos", "pow",
-              "softmax", "_softmax", "log_softmax", "_log_softmax", "reciprocal", "exp2", "log1p", "expm1",
-              "silu_backward", "gelu_backward", "_softmax_backward_data", "sigmoid_backward", "tanh_backward"}
+SCALAR_OPS = {
+    "exp",
+    "log",
+    "sigmoid",
+    "silu",
+    "gelu",
+    "tanh",
+    "rsqrt",
+    "sqrt",
+    "erf",
+    "sin",
+    "cos",
+    "pow",
+    "softmax",
+    "_softmax",
+    "log_softmax",
+    "_log_softmax",
+    "reciprocal",
+    "exp2",
+    "log1p",
+    "expm1",
+    "silu_backward",
+    "gelu_backward",
+    "_softmax_backward_data",
+    "sigmoid_backward",
+    "tanh_backward",
+}
 
 
 def op_bound(core, name: str, *, flops: float, nbytes: float, elements: float, fp32: bool) -> tuple[str, float]:
@@ -32,8 +56,9 @@ def op_bound(core, name: str, *, flops: float, nbytes: float, elements: float, f
     engine, elementwise work on the Vector or Scalar engine)."""
     short = name.split("::")[-1].split(".")[0].rstrip("_")
     engine = "scalar" if short in SCALAR_OPS else "vector"
-    parts = trainium.roofline_parts(core, flops=flops, hbm_bytes=nbytes, elements=0 if flops else elements,
-                                    engine=engine, fp32_matmul=fp32)
+    parts = trainium.roofline_parts(
+        core, flops=flops, hbm_bytes=nbytes, elements=0 if flops else elements, engine=engine, fp32_matmul=fp32
+    )
     bound = max(parts, key=parts.get)
     return bound, parts[bound]
 
@@ -98,8 +123,9 @@ def activity_cost(core, a: dict) -> tuple[float, str]:
     ins, outs = a["in_shapes"], a["out_shapes"]
     flops = shape_flops(a["name"], ins, outs)
     elements = max([_prod(s) for s in ins + outs] or [0])
-    s, engine = op_cost(core, a["name"], flops=flops, nbytes=a["bytes"], elements=elements,
-                        fp32=a["dtype"] in ("Float", "Double"))
+    s, engine = op_cost(
+        core, a["name"], flops=flops, nbytes=a["bytes"], elements=elements, fp32=a["dtype"] in ("Float", "Double")
+    )
     return s * 1e6, engine
 
 

@@ -39,12 +39,24 @@ from .collectives import C10D_KINDS, collective_s
 
 # Transcendentals run on the Scalar engine's lookup tables; other elementwise
 # work on the Vector engine.
-_FREE_OPS = {"empty", "empty_strided", "empty_like", "detach", "lift_fresh", "_local_scalar_dense", "alias",
-             "_unsafe_view", "_reshape_alias"}  # metadata only (not flagged is_view)
+_FREE_OPS = {
+    "empty",
+    "empty_strided",
+    "empty_like",
+    "detach",
+    "lift_fresh",
+    "_local_scalar_dense",
+    "alias",
+    "_unsafe_view",
+    "_reshape_alias",
+}  # metadata only (not flagged is_view)
+
+
 def _group_size(args) -> int:
     """The size of the process group among a c10d op's arguments (a
     ScriptObject; ReduceOp objects are ScriptObjects too)."""
     import torch.distributed as dist
+
     for a in args:
         if isinstance(a, torch.ScriptObject):
             try:
@@ -70,6 +82,7 @@ def _on_neuron(tensors) -> bool:
 
 def _flops(func, args, kwargs, out) -> float:
     from torch.utils import flop_counter
+
     formula = flop_counter.flop_registry.get(func._overloadpacket)
     if formula is not None:
         return float(formula(*args, **kwargs, out_val=out))
@@ -109,11 +122,13 @@ class TrainiumEstimate(TorchDispatchMode):
 
     def report(self, n: int = 10) -> str:
         """The estimate for a person: total, NKI share, busy time per engine, top ops."""
-        lines = [f"Estimated {self.core.name} time on one {self.core.generation} core: {self.total_us:.1f} us "
-                 f"({self.kernels_us:.1f} us in NKI kernels, {sum(c for c, _ in self.by_op.values())} ops)",
-                 "busy per engine: " + ", ".join(f"{e} {us:.1f} us" for e, us in
-                                                  sorted(self.by_engine.items(), key=lambda kv: -kv[1])),
-                 f"{'op':<48} {'calls':>6} {'us':>10}"]
+        lines = [
+            f"Estimated {self.core.name} time on one {self.core.generation} core: {self.total_us:.1f} us "
+            f"({self.kernels_us:.1f} us in NKI kernels, {sum(c for c, _ in self.by_op.values())} ops)",
+            "busy per engine: "
+            + ", ".join(f"{e} {us:.1f} us" for e, us in sorted(self.by_engine.items(), key=lambda kv: -kv[1])),
+            f"{'op':<48} {'calls':>6} {'us':>10}",
+        ]
         lines += [f"{op:<48} {calls:>6} {us:>10.1f}" for op, calls, us in self.top(n)]
         return "\n".join(lines)
 
@@ -131,9 +146,12 @@ class TrainiumEstimate(TorchDispatchMode):
         _kernel_run_observers.remove(self._kernel_ran)
         others = self.kernel_targets - {self.core.name}
         if others:
-            warnings.warn(f"NKI kernels were estimated for {sorted(others)} (their platform_target or "
-                          f"NEURON_PLATFORM_TARGET_OVERRIDE), the other ops for {self.core.name}; set "
-                          f"NEURON_PLATFORM_TARGET_OVERRIDE={self.core.name} to estimate both for one target")
+            warnings.warn(
+                f"NKI kernels were estimated for {sorted(others)} (their platform_target or "
+                f"NEURON_PLATFORM_TARGET_OVERRIDE), the other ops for {self.core.name}; set "
+                f"NEURON_PLATFORM_TARGET_OVERRIDE={self.core.name} to estimate both for one target",
+                stacklevel=2,
+            )
         return super().__exit__(*exc)
 
     def _kernel_ran(self, name, estimate):
@@ -174,12 +192,12 @@ class TrainiumEstimate(TorchDispatchMode):
         flops = _flops(func, args, kwargs, out)
         elements = max((t.numel() for t in inputs + outputs), default=0)  # a reduction reads more than it writes
         fp32 = any(t.dtype == torch.float32 for t in inputs) and flops > 0
-        bound, bound_s = trace_estimate.op_bound(self.core, name, flops=flops, nbytes=nbytes, elements=elements,
-                                                 fp32=fp32)
+        bound, bound_s = trace_estimate.op_bound(
+            self.core, name, flops=flops, nbytes=nbytes, elements=elements, fp32=fp32
+        )
         fixed = 2 * self.core.dma_fixed_latency_s
         self.by_engine[bound] += bound_s * 1e6
         self.by_engine["dma"] += fixed * 1e6
         row = self.by_op[f"{func.namespace}::{name}"]
         row[0] += 1
         row[1] += (bound_s + fixed) * 1e6
-

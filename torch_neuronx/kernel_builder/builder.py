@@ -120,8 +120,7 @@ class KernelRepoError(ValueError):
 
 
 def _source_files(package: Path) -> list[Path]:
-    return sorted(p for p in package.rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    return sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
 
 
 def _unique_id(repo: Path, files: list[Path]) -> str:
@@ -157,8 +156,9 @@ def build(repo: str | Path) -> Path:
     except ValueError as e:
         raise KernelRepoError(f"{toml_path}: {e}") from e
     if Backend.Neuron not in parsed.general.backends:
-        raise KernelRepoError(f"{toml_path}: backends = {parsed.general.backends} does not list "
-                              "\"neuron\"; add it to [general] backends")
+        raise KernelRepoError(
+            f'{toml_path}: backends = {parsed.general.backends} does not list "neuron"; add it to [general] backends'
+        )
     general = tomllib.loads(toml_path.read_text())["general"]
     name = general["name"]
     python_name = name.replace("-", "_")
@@ -178,8 +178,7 @@ def build(repo: str | Path) -> Path:
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(f, dst)
         (staging / "_ops.py").write_text(_OPS_PY.format(kernel_name=python_name, unique_id=unique))
-        depends = (list(general.get("python-depends", []))
-                   + list(general.get("neuron", {}).get("python-depends", [])))
+        depends = list(general.get("python-depends", [])) + list(general.get("neuron", {}).get("python-depends", []))
         metadata = {
             "id": f"_{python_name}_neuron_{unique}",
             "name": name,
@@ -205,8 +204,9 @@ def _describe(repo: Path, variant: Path) -> dict:
     """Loads `variant` as the `kernels` library would and lists its symbols."""
     done = subprocess.run([sys.executable, "-c", _DESCRIBE_PY, str(variant)], capture_output=True, text=True)
     if done.returncode != 0:
-        raise KernelRepoError(f"{repo}: the built variant does not load with kernels.get_local_kernel:\n"
-                              f"{done.stderr.strip()}")
+        raise KernelRepoError(
+            f"{repo}: the built variant does not load with kernels.get_local_kernel:\n{done.stderr.strip()}"
+        )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

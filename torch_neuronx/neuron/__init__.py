@@ -2,10 +2,17 @@
 
 import torch
 
+from . import _memory as memory  # torch.neuron.memory, as torch.cuda.memory (snapshots: _record_memory_history...)
 from ._device import (
-    _get_device_index,
-    _is_in_bad_fork,
-    _lazy_init,
+    _get_device_index as _get_device_index,  # the private names torch calls on a device module
+)
+from ._device import (
+    _is_in_bad_fork as _is_in_bad_fork,
+)
+from ._device import (
+    _lazy_init as _lazy_init,
+)
+from ._device import (
     current_device,
     device,
     device_count,
@@ -21,7 +28,6 @@ from ._device import (
     set_device,
     synchronize,
 )
-from . import _memory as memory  # torch.neuron.memory, as torch.cuda.memory (snapshots: _record_memory_history...)
 from ._memory import (
     empty_cache,
     max_memory_allocated,
@@ -49,16 +55,50 @@ from ._random import (
 from ._streams import Event, Stream, StreamContext, current_stream, default_stream, set_stream, stream
 
 __all__ = [
-    "Event", "Stream", "StreamContext", "current_device", "current_stream", "default_generators",
-    "default_stream", "device", "device_count", "device_of", "empty_cache", "get_amp_supported_dtype",
-    "get_device_capability", "get_device_name", "get_device_properties", "get_rng_state",
-    "get_rng_state_all", "init", "initial_seed", "is_available", "is_bf16_supported", "is_initialized",
-    "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved", "mem_get_info",
-    "memory", "memory_allocated", "memory_reserved", "memory_stats", "memory_summary",
-    "reset_accumulated_memory_stats", "reset_max_memory_allocated", "reset_peak_memory_stats", "seed",
-    "seed_all", "set_device", "set_rng_state", "set_rng_state_all", "set_stream", "stream", "synchronize",
+    "Event",
+    "Stream",
+    "StreamContext",
+    "current_device",
+    "current_stream",
+    "default_generators",
+    "default_stream",
+    "device",
+    "device_count",
+    "device_of",
+    "empty_cache",
+    "get_amp_supported_dtype",
+    "get_device_capability",
+    "get_device_name",
+    "get_device_properties",
+    "get_rng_state",
+    "get_rng_state_all",
+    "init",
+    "initial_seed",
+    "is_available",
+    "is_bf16_supported",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "mem_get_info",
+    "memory",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "memory_summary",
+    "reset_accumulated_memory_stats",
+    "reset_max_memory_allocated",
+    "reset_peak_memory_stats",
+    "seed",
+    "seed_all",
+    "set_device",
+    "set_rng_state",
+    "set_rng_state_all",
+    "set_stream",
+    "stream",
+    "synchronize",
 ]
-
 
 
 def __getattr__(name: str):

@@ -101,8 +101,10 @@ class _NeuronDeviceProperties:
     host_addressable: bool
 
     def __repr__(self) -> str:
-        return (f"_NeuronDeviceProperties(name='{self.name}', total_memory={self.total_memory >> 20}MB, "
-                f"logical_nc_config={self.logical_nc_config}, physical_core={self.physical_core})")
+        return (
+            f"_NeuronDeviceProperties(name='{self.name}', total_memory={self.total_memory >> 20}MB, "
+            f"logical_nc_config={self.logical_nc_config}, physical_core={self.physical_core})"
+        )
 
 
 def get_device_properties(device: _DeviceLike = None) -> _NeuronDeviceProperties:

@@ -78,14 +78,21 @@ def memory_summary(device: _DeviceLike = None, abbreviated: bool = False) -> str
         ("Reserved segments", "segment", False),
     ]
     width = 76
-    lines = ["=" * width, f" neuron:{index} memory summary (caching allocator)".ljust(width), "-" * width,
-             f" {'Metric':<24}{'Cur Usage':>12}{'Peak Usage':>12}{'Tot Alloc':>14}{'Tot Freed':>14}", "-" * width]
+    lines = [
+        "=" * width,
+        f" neuron:{index} memory summary (caching allocator)".ljust(width),
+        "-" * width,
+        f" {'Metric':<24}{'Cur Usage':>12}{'Peak Usage':>12}{'Tot Alloc':>14}{'Tot Freed':>14}",
+        "-" * width,
+    ]
     for label, key, is_bytes in rows:
         vals = [stats.get(f"{key}.all.{k}", 0) for k in ("current", "peak", "allocated", "freed")]
         shown = [_fmt(v) if is_bytes else str(v) for v in vals]
         lines.append(f" {label:<24}{shown[0]:>12}{shown[1]:>12}{shown[2]:>14}{shown[3]:>14}")
-    lines += ["-" * width,
-              f" Device HBM: {_fmt(total - free)} in use of {_fmt(total)}; "
-              f"OOMs: {stats.get('num_ooms', 0)}, retries: {stats.get('num_alloc_retries', 0)}",
-              "=" * width]
+    lines += [
+        "-" * width,
+        f" Device HBM: {_fmt(total - free)} in use of {_fmt(total)}; "
+        f"OOMs: {stats.get('num_ooms', 0)}, retries: {stats.get('num_alloc_retries', 0)}",
+        "=" * width,
+    ]
     return "\n".join(lines) + "\n"

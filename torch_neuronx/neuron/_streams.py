@@ -8,7 +8,7 @@ from .. import _C
 from ._device import _DeviceLike, _get_device_index
 
 
-def _wrap(s: torch.Stream) -> "Stream":
+def _wrap(s: torch.Stream) -> Stream:
     return Stream(stream_id=s.stream_id, device_index=s.device_index, device_type=s.device_type)
 
 
@@ -46,8 +46,9 @@ class Event(metaclass=_EventMeta):
     ``isinstance(e, torch.neuron.Event)`` holds for any neuron ``torch.Event``.
     """
 
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
-                device: _DeviceLike = None) -> torch.Event:
+    def __new__(
+        cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False, device: _DeviceLike = None
+    ) -> torch.Event:
         if interprocess:
             raise NotImplementedError("interprocess neuron events are not supported")
         index = _get_device_index(device)

@@ -22,5 +22,16 @@ def _simulate_kernel(kernel, *args, **kwargs):
 simulate_kernel = _simulate_kernel
 baremetal = jit  # AWS's on-device entry point: here the emulator is the device
 
-__all__ = ["Kernel", "NKIError", "NKIUnsupported", "baremetal", "isa", "jit", "language", "last_estimate",
-           "simulate", "simulate_kernel", "stats"]
+__all__ = [
+    "Kernel",
+    "NKIError",
+    "NKIUnsupported",
+    "baremetal",
+    "isa",
+    "jit",
+    "language",
+    "last_estimate",
+    "simulate",
+    "simulate_kernel",
+    "stats",
+]

@@ -36,10 +36,11 @@ from .trace import PSUM
 @dataclass
 class Estimate:
     """`torch_neuronx.nki.last_estimate()`: one kernel call on one NeuronCore."""
+
     kernel: str
     target: str
     total_us: float
-    engine_us: dict = field(default_factory=dict)   # busy time per engine
+    engine_us: dict = field(default_factory=dict)  # busy time per engine
     instructions: dict = field(default_factory=dict)  # instruction count per engine
     dma_bytes: int = 0
     flops: int = 0
@@ -50,11 +51,15 @@ class Estimate:
         return max(self.engine_us, key=self.engine_us.get) if self.engine_us else "none"
 
     def __str__(self):
-        busy = ", ".join(f"{e} {t:.2f} us ({self.instructions.get(e, 0)} instr)"
-                         for e, t in sorted(self.engine_us.items(), key=lambda kv: -kv[1]))
-        return (f"NKI estimate for '{self.kernel}' on one {self.target} NeuronCore: {self.total_us:.2f} us "
-                f"(bottleneck: {self.bottleneck}); busy: {busy}; {self.dma_bytes} bytes moved by DMA, "
-                f"{self.flops} matmul FLOPs")
+        busy = ", ".join(
+            f"{e} {t:.2f} us ({self.instructions.get(e, 0)} instr)"
+            for e, t in sorted(self.engine_us.items(), key=lambda kv: -kv[1])
+        )
+        return (
+            f"NKI estimate for '{self.kernel}' on one {self.target} NeuronCore: {self.total_us:.2f} us "
+            f"(bottleneck: {self.bottleneck}); busy: {busy}; {self.dma_bytes} bytes moved by DMA, "
+            f"{self.flops} matmul FLOPs"
+        )
 
 
 def instruction_time(ins, core: trainium.NeuronCore):
@@ -103,9 +108,11 @@ class _Times:
         root = buf.root()
         st = self.state.get(root.id)
         if st is None:
-            st = self.state[root.id] = ((torch.zeros(root.shape, dtype=torch.float64),
-                                         torch.zeros(root.shape, dtype=torch.float64))
-                                        if root.kind.on_chip else [0.0, 0.0])
+            st = self.state[root.id] = (
+                (torch.zeros(root.shape, dtype=torch.float64), torch.zeros(root.shape, dtype=torch.float64))
+                if root.kind.on_chip
+                else [0.0, 0.0]
+            )
         if isinstance(st, list) or buf is root:
             return st
         return st[0].view(buf.shape), st[1].view(buf.shape)
@@ -152,7 +159,7 @@ def estimate(trace) -> Estimate:
             dead += 1
         eng, dur, n_dma = instruction_time(ins, core)
         ready = 0.0
-        for a in ins.reads:   # read after write
+        for a in ins.reads:  # read after write
             ready = max(ready, times.last(a, 0))
         for a in ins.writes:  # write after read
             ready = max(ready, times.last(a, 1))
@@ -177,5 +184,13 @@ def estimate(trace) -> Estimate:
         for a in ins.reads:
             times.read(a, end)
         end_all = max(end_all, end)
-    return Estimate(trace.kernel_name, trace.target, end_all * 1e6, {e: t * 1e6 for e, t in busy.items()}, count,
-                    dma_bytes, flops, timeline)
+    return Estimate(
+        trace.kernel_name,
+        trace.target,
+        end_all * 1e6,
+        {e: t * 1e6 for e, t in busy.items()},
+        count,
+        dma_bytes,
+        flops,
+        timeline,
+    )

@@ -23,10 +23,25 @@ uint32 = torch.uint32
 bool_ = torch.bool
 
 _BY_NAME = {
-    "float32": float32, "fp32": float32, "tfloat32": tfloat32, "float16": float16, "fp16": float16,
-    "bfloat16": bfloat16, "bf16": bfloat16, "float8_e4m3": float8_e4m3, "float8_e4m3fn": float8_e4m3,
-    "float8_e5m2": float8_e5m2, "int8": int8, "int16": int16, "int32": int32, "int64": int64,
-    "uint8": uint8, "uint16": uint16, "uint32": uint32, "bool": bool_, "float64": float32,
+    "float32": float32,
+    "fp32": float32,
+    "tfloat32": tfloat32,
+    "float16": float16,
+    "fp16": float16,
+    "bfloat16": bfloat16,
+    "bf16": bfloat16,
+    "float8_e4m3": float8_e4m3,
+    "float8_e4m3fn": float8_e4m3,
+    "float8_e5m2": float8_e5m2,
+    "int8": int8,
+    "int16": int16,
+    "int32": int32,
+    "int64": int64,
+    "uint8": uint8,
+    "uint16": uint16,
+    "uint32": uint32,
+    "bool": bool_,
+    "float64": float32,
 }
 
 FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2)
@@ -42,10 +57,13 @@ def to_torch(dtype) -> torch.dtype:
         return _BY_NAME[name]
     try:
         import numpy as np
+
         return _BY_NAME[np.dtype(dtype).name]
     except Exception:
-        raise NKIError(f"{dtype!r} is not an NKI dtype: use nl.float32, nl.bfloat16, nl.float16, "
-                       f"nl.float8_e4m3, nl.float8_e5m2 or an integer type") from None
+        raise NKIError(
+            f"{dtype!r} is not an NKI dtype: use nl.float32, nl.bfloat16, nl.float16, "
+            f"nl.float8_e4m3, nl.float8_e5m2 or an integer type"
+        ) from None
 
 
 def is_float(dtype: torch.dtype) -> bool:
@@ -78,4 +96,3 @@ def weak(value) -> torch.dtype:
     if isinstance(value, int):
         return torch.int32
     return torch.float32
-

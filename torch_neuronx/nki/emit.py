@@ -15,7 +15,8 @@ import math
 
 import torch
 
-from . import dtypes, trace as tracing
+from . import dtypes
+from . import trace as tracing
 from .errors import NKIError
 from .indexing import IndexExpr, broadcast_shapes
 from .tile import Access, Tile
@@ -40,12 +41,16 @@ def new_buffer(shape, dtype, kind=SBUF, name=None, role="onchip", par_axis=0) ->
             raise tr.error(f"an on-chip tile needs at least one dimension (the partition dimension), got {shape}")
         p = shape[par_axis]
         if p > tr.limits.pmax:
-            raise tr.error(f"partition dimension {p} of the new {kind.name} tile {list(shape)} exceeds the "
-                           f"limit of {tr.limits.pmax} partitions: split it into tiles of at most "
-                           f"{tr.limits.pmax} rows")
+            raise tr.error(
+                f"partition dimension {p} of the new {kind.name} tile {list(shape)} exceeds the "
+                f"limit of {tr.limits.pmax} partitions: split it into tiles of at most "
+                f"{tr.limits.pmax} rows"
+            )
         if kind is PSUM and dtype not in (torch.float32, torch.bfloat16):
-            raise tr.error(f"PSUM holds fp32 or bf16 only, not {str(dtype).replace('torch.', '')} "
-                           f"(new tile {list(shape)}); allocate it in SBUF or as nl.float32")
+            raise tr.error(
+                f"PSUM holds fp32 or bf16 only, not {str(dtype).replace('torch.', '')} "
+                f"(new tile {list(shape)}); allocate it in SBUF or as nl.float32"
+            )
     return Buffer(tr, kind, shape, dtype, name, role, par_axis=par_axis)
 
 
@@ -54,8 +59,9 @@ def new_tile(shape, dtype, kind=SBUF, name=None, par_axis=0) -> Tile:
 
 
 def is_scalar(x) -> bool:
-    return isinstance(x, (int, float, bool)) or (hasattr(x, "item") and not isinstance(x, (Tile, torch.Tensor))
-                                                 and getattr(x, "ndim", 0) == 0)
+    return isinstance(x, (int, float, bool)) or (
+        hasattr(x, "item") and not isinstance(x, (Tile, torch.Tensor)) and getattr(x, "ndim", 0) == 0
+    )
 
 
 def dma_cost(src, dst=None) -> dict:
@@ -118,13 +124,29 @@ def _mask_box(mask: torch.Tensor, shape):
 
 def _check_onchip_partitions(tr, acc: Access, what: str):
     if acc.buffer.kind.on_chip and acc.shape and acc.shape[0] > tr.limits.pmax:
-        raise tr.error(f"{what}: partition dimension {acc.shape[0]} of {acc.buffer.describe()} exceeds "
-                       f"{tr.limits.pmax}")
+        raise tr.error(
+            f"{what}: partition dimension {acc.shape[0]} of {acc.buffer.describe()} exceeds {tr.limits.pmax}"
+        )
 
 
-def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, dtype=None, kind=SBUF,
-         mask=None, accumulate=False, cost=None, make_step=None, keep_src_shapes=False,
-         poison_rule=None, direct=None) -> Tile:
+def emit(
+    name: str,
+    engine: str,
+    step_fn,
+    srcs: list,
+    *,
+    dst=None,
+    shape=None,
+    dtype=None,
+    kind=SBUF,
+    mask=None,
+    accumulate=False,
+    cost=None,
+    make_step=None,
+    keep_src_shapes=False,
+    poison_rule=None,
+    direct=None,
+) -> Tile:
     """Records `dst = step_fn(*srcs)` (or `dst += ...` when accumulate) and
     returns the destination tile. `srcs` may hold tiles and scalars; scalars
     are bound into the computation. `shape` defaults to the broadcast of the
@@ -178,8 +200,12 @@ def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, d
     dst_acc = dst.access
     if box is not None:
         if keep_src_shapes == "partition":  # reductions: the partitions narrow, the reduced axes stay
-            src_acc = [a.restrict([box[0]] + [slice(0, s) for s in a.shape[1:]]) if isinstance(a, Access)
-                       and a.shape and a.shape[0] == shape[0] else a for a in src_acc]
+            src_acc = [
+                a.restrict([box[0]] + [slice(0, s) for s in a.shape[1:]])
+                if isinstance(a, Access) and a.shape and a.shape[0] == shape[0]
+                else a
+                for a in src_acc
+            ]
         elif not keep_src_shapes:
             src_acc = [a.restrict(box) if isinstance(a, Access) else a for a in src_acc]
         dst_acc = dst_acc.restrict(box)
@@ -207,11 +233,23 @@ def emit(name: str, engine: str, step_fn, srcs: list, *, dst=None, shape=None, d
                 c[key] = int(c[key] * kept)
     c.setdefault("shape", dst_acc.shape)
     # partitions of the instruction: a whole block-dimension buffer spreads over its par_dim, a tile over its first axis
-    c.setdefault("partitions", dst_acc.buffer.partitions if dst_acc.identity else (dst_acc.shape[0] if dst_acc.shape else 1))
+    c.setdefault(
+        "partitions", dst_acc.buffer.partitions if dst_acc.identity else (dst_acc.shape[0] if dst_acc.shape else 1)
+    )
     c.setdefault("dtype", dst_acc.buffer.dtype)
     c.setdefault("src_dtypes", [a.buffer.dtype for a in reads])
-    instr = Instr(name, engine, reads, [dst_acc], make, tr.line(), c, accumulate=accumulate,
-                  box=box if fresh else None, wmask=m if fresh else None)
+    instr = Instr(
+        name,
+        engine,
+        reads,
+        [dst_acc],
+        make,
+        tr.line(),
+        c,
+        accumulate=accumulate,
+        box=box if fresh else None,
+        wmask=m if fresh else None,
+    )
     if direct is not None and box is None:  # fuse.py may batch repeats of this exact elementwise op
         instr.op_key = (name, direct, tuple(repr(c) for c in consts))
     tr.record(instr, poison_rule)
@@ -243,8 +281,16 @@ def _make_elementwise(fn, positions, consts, direct=None):
         out = wr[0]
         if accumulate:
             rd = rd[:-1]  # the destination, read by the accumulation itself
-        if (direct is not None and not accumulate and positions and positions[0] == 0 and out.affine is not None
-                and out.mask is None and out.dtype in _DIRECT_DTYPES and all(r.dtype == out.dtype for r in rd)):
+        if (
+            direct is not None
+            and not accumulate
+            and positions
+            and positions[0] == 0
+            and out.affine is not None
+            and out.mask is None
+            and out.dtype in _DIRECT_DTYPES
+            and all(r.dtype == out.dtype for r in rd)
+        ):
             return _direct_step(direct, positions, consts, rd, out)
 
         def args(env):
@@ -281,13 +327,13 @@ def _direct_step(direct, positions, consts, rd, out):
         for p, r in zip(positions, rd):
             vals[p] = r.get(env)
         direct(*vals, out=out.view(env))
+
     return run
 
 
 def check_on_chip(t: Tile, what: str):
     if not t.access.buffer.kind.on_chip:
         tr = tracing.require(what)
-        raise tr.error(f"{what}: {t.access.buffer.describe()} is in HBM; engines compute on SBUF/PSUM tiles: "
-                       f"nl.load it first")
-
-
+        raise tr.error(
+            f"{what}: {t.access.buffer.describe()} is in HBM; engines compute on SBUF/PSUM tiles: nl.load it first"
+        )

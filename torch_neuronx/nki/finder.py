@@ -24,7 +24,9 @@ _OURS = "torch_neuronx.nki"
 def _provides_nki(location: str) -> bool:
     def has(name):
         return any(os.path.exists(os.path.join(location, name + ext)) for ext in ("", ".py", ".pyc")) or any(
-            f.startswith(name + ".") and f.endswith((".so", ".pyd")) for f in _listdir(location))
+            f.startswith(name + ".") and f.endswith((".so", ".pyd")) for f in _listdir(location)
+        )
+
     if not (has("isa") and has("language")):
         return False
     for f in ("__init__.py", "__init__.pyi"):

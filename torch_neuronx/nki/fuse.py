@@ -42,7 +42,7 @@ def _uses(instrs):
 
 
 def _touches(instrs, lo, hi, buf_id, writes_only=True) -> bool:
-    for ins in instrs[lo + 1:hi]:
+    for ins in instrs[lo + 1 : hi]:
         accs = ins.writes if writes_only else ins.writes + ins.reads
         if any(a.buffer.root().id == buf_id for a in accs):
             return True
@@ -57,14 +57,29 @@ def forward_stores(instrs):
             continue
         src, dst = ins.reads[0], ins.writes[0]
         buf = src.buffer
-        if (buf.role != "onchip" or buf.children or not buf.kind.on_chip or dst.buffer.kind.on_chip
-                or not src.is_whole() or not _plain(dst) or dst.buffer.dtype != buf.dtype
-                or writes.get(buf.id, []) == [] or len(writes[buf.id]) != 1 or reads.get(buf.id) != [i]):
+        if (
+            buf.role != "onchip"
+            or buf.children
+            or not buf.kind.on_chip
+            or dst.buffer.kind.on_chip
+            or not src.is_whole()
+            or not _plain(dst)
+            or dst.buffer.dtype != buf.dtype
+            or writes.get(buf.id, []) == []
+            or len(writes[buf.id]) != 1
+            or reads.get(buf.id) != [i]
+        ):
             continue
         p = writes[buf.id][0]
         prod = instrs[p]
-        if (prod.accumulate or prod.wmask is not None or len(prod.writes) != 1 or not prod.writes[0].is_whole()
-                or tuple(dst.shape) != tuple(buf.shape) or _touches(instrs, p, i, dst.buffer.root().id, False)):
+        if (
+            prod.accumulate
+            or prod.wmask is not None
+            or len(prod.writes) != 1
+            or not prod.writes[0].is_whole()
+            or tuple(dst.shape) != tuple(buf.shape)
+            or _touches(instrs, p, i, dst.buffer.root().id, False)
+        ):
             continue
         prod.writes = [dst]
         drop.add(i)
@@ -80,9 +95,16 @@ def forward_loads(instrs) -> set:
             continue
         src, dst = ins.reads[0], ins.writes[0]
         buf = dst.buffer
-        if (buf.role != "onchip" or buf.children or src.buffer.kind.on_chip or not _plain(src)
-                or not dst.is_whole() or src.buffer.dtype != buf.dtype or writes.get(buf.id) != [i]
-                or tuple(src.shape) != tuple(buf.shape)):
+        if (
+            buf.role != "onchip"
+            or buf.children
+            or src.buffer.kind.on_chip
+            or not _plain(src)
+            or not dst.is_whole()
+            or src.buffer.dtype != buf.dtype
+            or writes.get(buf.id) != [i]
+            or tuple(src.shape) != tuple(buf.shape)
+        ):
             continue
         last = max(reads.get(buf.id, [i]))
         if _touches(instrs, i, last + 1, src.buffer.root().id):
@@ -97,6 +119,7 @@ def bind_step(rd, wr, accumulate):
 
     def run(env):
         env[bid] = src.get(env)
+
     return run
 
 
@@ -107,8 +130,12 @@ def substitute_forwarded(instrs, forwarded: set):
     for ins in instrs:
         if getattr(ins, "forward", False):
             continue
-        ins.reads = [sources[a.buffer.id] if a.buffer.id in sources and a.is_whole()
-                     and tuple(a.shape) == tuple(sources[a.buffer.id].shape) else a for a in ins.reads]
+        ins.reads = [
+            sources[a.buffer.id]
+            if a.buffer.id in sources and a.is_whole() and tuple(a.shape) == tuple(sources[a.buffer.id].shape)
+            else a
+            for a in ins.reads
+        ]
     _, reads = _uses(instrs)
     dead = {b for b in forwarded if not reads.get(b)}
     forwarded -= dead
@@ -142,12 +169,17 @@ def merge_matmul_chains(instrs):
         j, binds = _step_over(instrs, i), []
         while j < n:
             nxt = instrs[j]
-            if not (nxt.name in _MATMULS and nxt.accumulate and nxt.writes[0].buffer is ins.writes[0].buffer
-                    and nxt.writes[0].affine() == ins.writes[0].affine()
-                    and all(_hbm_plain(a) for a in nxt.reads[:2]) and _continues(chain, nxt.reads[:2])):
+            if not (
+                nxt.name in _MATMULS
+                and nxt.accumulate
+                and nxt.writes[0].buffer is ins.writes[0].buffer
+                and nxt.writes[0].affine() == ins.writes[0].affine()
+                and all(_hbm_plain(a) for a in nxt.reads[:2])
+                and _continues(chain, nxt.reads[:2])
+            ):
                 break
             chain.append(nxt.reads[:2])
-            binds += instrs[i + 1:j]
+            binds += instrs[i + 1 : j]
             i, j = j, _step_over(instrs, j)
         if len(chain) == 1:
             out.append(ins)
@@ -173,8 +205,17 @@ def _continues(chain, blocks) -> bool:
 
 def _operand(buffer_id, dtype, shape, offsets, coeffs):
     from .plan import Operand
+
     op = Operand.__new__(Operand)
-    op.id, op.dtype, op.mask, op.idx, op.const, op._stride, op.cache_key = buffer_id, dtype, None, None, None, None, None
+    op.id, op.dtype, op.mask, op.idx, op.const, op._stride, op.cache_key = (
+        buffer_id,
+        dtype,
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
     op.shape, op.affine = tuple(shape), (offsets, coeffs)
     return op
 
@@ -182,8 +223,13 @@ def _operand(buffer_id, dtype, shape, offsets, coeffs):
 def _stack_k(blocks):
     first = blocks[0]
     offsets, coeffs = first.affine()
-    return _operand(first.buffer.id, first.buffer.dtype, (sum(b.shape[0] for b in blocks),) + tuple(first.shape[1:]),
-                    offsets, coeffs)
+    return _operand(
+        first.buffer.id,
+        first.buffer.dtype,
+        (sum(b.shape[0] for b in blocks),) + tuple(first.shape[1:]),
+        offsets,
+        coeffs,
+    )
 
 
 def _repeat_key(ins):
@@ -213,11 +259,14 @@ def merge_repeats(instrs):
         while j < n and _repeat_key(instrs[j]) == key:
             cur = instrs[j].reads + instrs[j].writes
             step = [[c - p for c, p in zip(b.affine()[0], a.affine()[0])] for a, b in zip(accs, cur)]
-            if any(b.affine()[1] != a.affine()[1] for a, b in zip(accs, cur)) or (deltas is not None and step != deltas):
+            if any(b.affine()[1] != a.affine()[1] for a, b in zip(accs, cur)) or (
+                deltas is not None and step != deltas
+            ):
                 break
             prev = run[-1].reads + run[-1].writes
-            if deltas is None and any(b.affine()[0] != [o + d for o, d in zip(a.affine()[0], dd)]
-                                      for a, b, dd in zip(prev, cur, step)):
+            if deltas is None and any(
+                b.affine()[0] != [o + d for o, d in zip(a.affine()[0], dd)] for a, b, dd in zip(prev, cur, step)
+            ):
                 break
             if any(_overlaps(w, r) for w in instrs[j].writes for x in run for r in x.reads):
                 break
@@ -228,9 +277,17 @@ def merge_repeats(instrs):
             out.append(ins)
             i += 1
             continue
-        ops = [_operand(a.buffer.id, a.buffer.dtype, (len(run),) + tuple(a.shape), a.affine()[0],
-                        [[d] + row for d, row in zip(dd, a.affine()[1])]) for a, dd in zip(accs, deltas)]
-        ins.operands = (ops[:len(ins.reads)], ops[len(ins.reads):])
+        ops = [
+            _operand(
+                a.buffer.id,
+                a.buffer.dtype,
+                (len(run),) + tuple(a.shape),
+                a.affine()[0],
+                [[d] + row for d, row in zip(dd, a.affine()[1])],
+            )
+            for a, dd in zip(accs, deltas)
+        ]
+        ins.operands = (ops[: len(ins.reads)], ops[len(ins.reads) :])
         out.append(ins)
         i = j
     return out

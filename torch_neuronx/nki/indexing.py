@@ -54,28 +54,72 @@ class IndexExpr:
                 return NotImplemented
         return IndexExpr(op(o, self.t) if reverse else op(self.t, o))
 
-    def __add__(self, o): return self._bin(o, operator.add)
-    def __radd__(self, o): return self._bin(o, operator.add, True)
-    def __sub__(self, o): return self._bin(o, operator.sub)
-    def __rsub__(self, o): return self._bin(o, operator.sub, True)
-    def __mul__(self, o): return self._bin(o, operator.mul)
-    def __rmul__(self, o): return self._bin(o, operator.mul, True)
-    def __floordiv__(self, o): return self._bin(o, operator.floordiv)
-    def __rfloordiv__(self, o): return self._bin(o, operator.floordiv, True)
-    def __mod__(self, o): return self._bin(o, operator.mod)
-    def __rmod__(self, o): return self._bin(o, operator.mod, True)
-    def __lt__(self, o): return self._bin(o, operator.lt)
-    def __le__(self, o): return self._bin(o, operator.le)
-    def __gt__(self, o): return self._bin(o, operator.gt)
-    def __ge__(self, o): return self._bin(o, operator.ge)
-    def __eq__(self, o): return self._bin(o, operator.eq)  # noqa: D105  (elementwise, as in NKI)
-    def __ne__(self, o): return self._bin(o, operator.ne)
-    def __and__(self, o): return self._bin(o, operator.and_)
-    def __rand__(self, o): return self._bin(o, operator.and_, True)
-    def __or__(self, o): return self._bin(o, operator.or_)
-    def __ror__(self, o): return self._bin(o, operator.or_, True)
-    def __invert__(self): return IndexExpr(~self.t)
-    def __neg__(self): return IndexExpr(-self.t)
+    def __add__(self, o):
+        return self._bin(o, operator.add)
+
+    def __radd__(self, o):
+        return self._bin(o, operator.add, True)
+
+    def __sub__(self, o):
+        return self._bin(o, operator.sub)
+
+    def __rsub__(self, o):
+        return self._bin(o, operator.sub, True)
+
+    def __mul__(self, o):
+        return self._bin(o, operator.mul)
+
+    def __rmul__(self, o):
+        return self._bin(o, operator.mul, True)
+
+    def __floordiv__(self, o):
+        return self._bin(o, operator.floordiv)
+
+    def __rfloordiv__(self, o):
+        return self._bin(o, operator.floordiv, True)
+
+    def __mod__(self, o):
+        return self._bin(o, operator.mod)
+
+    def __rmod__(self, o):
+        return self._bin(o, operator.mod, True)
+
+    def __lt__(self, o):
+        return self._bin(o, operator.lt)
+
+    def __le__(self, o):
+        return self._bin(o, operator.le)
+
+    def __gt__(self, o):
+        return self._bin(o, operator.gt)
+
+    def __ge__(self, o):
+        return self._bin(o, operator.ge)
+
+    def __eq__(self, o):
+        return self._bin(o, operator.eq)  # noqa: D105  (elementwise, as in NKI)
+
+    def __ne__(self, o):
+        return self._bin(o, operator.ne)
+
+    def __and__(self, o):
+        return self._bin(o, operator.and_)
+
+    def __rand__(self, o):
+        return self._bin(o, operator.and_, True)
+
+    def __or__(self, o):
+        return self._bin(o, operator.or_)
+
+    def __ror__(self, o):
+        return self._bin(o, operator.or_, True)
+
+    def __invert__(self):
+        return IndexExpr(~self.t)
+
+    def __neg__(self):
+        return IndexExpr(-self.t)
+
     __hash__ = None
 
     def __repr__(self):
@@ -107,13 +151,20 @@ class _Grid(tuple):
     partition axis) and `.x`, `.y`, `.z` (the free axes)."""
 
     @property
-    def p(self): return self[0]
+    def p(self):
+        return self[0]
+
     @property
-    def x(self): return self[1]
+    def x(self):
+        return self[1]
+
     @property
-    def y(self): return self[2]
+    def y(self):
+        return self[2]
+
     @property
-    def z(self): return self[3]
+    def z(self):
+        return self[3]
 
 
 class _MGrid:
@@ -146,8 +197,10 @@ def _entry_kind(e):
         return "slice"
     if isinstance(e, (int, torch.SymInt)) or hasattr(e, "__index__"):
         return "int"
-    raise NKIError(f"cannot index an NKI tensor with {e!r} ({type(e).__name__}): use ints, slices, nl.ds, "
-                   f"nl.arange or nl.mgrid expressions")
+    raise NKIError(
+        f"cannot index an NKI tensor with {e!r} ({type(e).__name__}): use ints, slices, nl.ds, "
+        f"nl.arange or nl.mgrid expressions"
+    )
 
 
 def index_arrays(shape: tuple, key) -> tuple[list[torch.Tensor], tuple]:
@@ -157,7 +210,7 @@ def index_arrays(shape: tuple, key) -> tuple[list[torch.Tensor], tuple]:
     if any(k is Ellipsis for k in key):
         i = next(i for i, k in enumerate(key) if k is Ellipsis)
         fill = len(shape) - (len(key) - 1)
-        key = key[:i] + (slice(None),) * fill + key[i + 1:]
+        key = key[:i] + (slice(None),) * fill + key[i + 1 :]
     if len(key) > len(shape):
         raise NKIError(f"too many indices ({len(key)}) for a tensor of shape {tuple(shape)}")
     key = key + (slice(None),) * (len(shape) - len(key))
@@ -166,8 +219,10 @@ def index_arrays(shape: tuple, key) -> tuple[list[torch.Tensor], tuple]:
     rank = sum(kind != "int" for kind in kinds)
     positional = not exprs or max(e.dim() for e in exprs) == rank
     if exprs and not positional and "slice" in kinds:
-        raise NKIError("mixing slices with index expressions needs expressions of the tile's rank "
-                       "(nl.arange(n)[:, None] and nl.arange(m)[None, :]), not 1-D ones")
+        raise NKIError(
+            "mixing slices with index expressions needs expressions of the tile's rank "
+            "(nl.arange(n)[:, None] and nl.arange(m)[None, :]), not 1-D ones"
+        )
     arrays = []
     pos = 0
     for dim, (k, kind) in enumerate(zip(key, kinds)):
@@ -200,8 +255,10 @@ def check_bounds(arrays, shape, mask=None, what="tensor"):
         vals = a if mask is None else torch.where(mask, a, torch.zeros((), dtype=_I64))
         lo, hi = int(vals.min()), int(vals.max())
         if lo < 0 or hi >= shape[dim]:
-            raise NKIError(f"{what}: index {lo if lo < 0 else hi} is out of bounds for dimension {dim} "
-                           f"of size {shape[dim]} (mask the access, e.g. mask=(i_p < n))")
+            raise NKIError(
+                f"{what}: index {lo if lo < 0 else hi} is out of bounds for dimension {dim} "
+                f"of size {shape[dim]} (mask the access, e.g. mask=(i_p < n))"
+            )
 
 
 def compose(arrays, shape, key, identity=False):
@@ -248,7 +305,8 @@ def affine(arrays, shape):
             for k in range(n):
                 if row[k]:
                     rebuilt = rebuilt + row[k] * torch.arange(e.shape[k], dtype=_I64).reshape(
-                        [-1 if i == k else 1 for i in range(n)])
+                        [-1 if i == k else 1 for i in range(n)]
+                    )
             if not torch.equal(rebuilt.expand(e.shape), e):
                 return None
         offsets.append(c)

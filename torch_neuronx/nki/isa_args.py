@@ -17,7 +17,12 @@ class engine:  # noqa: N801
 
 
 tensor_engine, scalar_engine, gpsimd_engine, vector_engine, unknown_engine = (
-    engine.tensor, engine.scalar, engine.gpsimd, engine.vector, engine.unknown)
+    engine.tensor,
+    engine.scalar,
+    engine.gpsimd,
+    engine.vector,
+    engine.unknown,
+)
 
 
 class reduce_cmd:  # noqa: N801
@@ -43,8 +48,13 @@ class matmul_perf_mode:  # noqa: N801
 NkiValidationError = NKIError
 fp32 = nl.fp32
 
-_ENGINE_NAMES = {engine.tensor: "tensor", engine.scalar: "scalar", engine.gpsimd: "gpsimd",
-                 engine.vector: "vector", engine.dma: "dma"}
+_ENGINE_NAMES = {
+    engine.tensor: "tensor",
+    engine.scalar: "scalar",
+    engine.gpsimd: "gpsimd",
+    engine.vector: "vector",
+    engine.dma: "dma",
+}
 
 
 def get_nc_version():
@@ -55,24 +65,72 @@ def get_nc_version():
 
 # ---------------------------------------------------------------- ops by name
 _BINARY = {
-    "add": torch.add, "subtract": torch.sub, "multiply": torch.mul, "divide": torch.div, "true_divide": torch.div,
-    "maximum": torch.maximum, "max": torch.maximum, "amax": torch.maximum, "minimum": torch.minimum,
-    "min": torch.minimum, "amin": torch.minimum, "power": torch.pow, "fmod": torch.fmod, "mod": torch.remainder,
-    "equal": torch.eq, "not_equal": torch.ne, "greater": torch.gt, "greater_equal": torch.ge, "less": torch.lt,
-    "less_equal": torch.le, "logical_and": torch.logical_and, "logical_or": torch.logical_or,
-    "logical_xor": torch.logical_xor, "bitwise_and": torch.bitwise_and, "bitwise_or": torch.bitwise_or,
-    "bitwise_xor": torch.bitwise_xor, "left_shift": torch.bitwise_left_shift,
+    "add": torch.add,
+    "subtract": torch.sub,
+    "multiply": torch.mul,
+    "divide": torch.div,
+    "true_divide": torch.div,
+    "maximum": torch.maximum,
+    "max": torch.maximum,
+    "amax": torch.maximum,
+    "minimum": torch.minimum,
+    "min": torch.minimum,
+    "amin": torch.minimum,
+    "power": torch.pow,
+    "fmod": torch.fmod,
+    "mod": torch.remainder,
+    "equal": torch.eq,
+    "not_equal": torch.ne,
+    "greater": torch.gt,
+    "greater_equal": torch.ge,
+    "less": torch.lt,
+    "less_equal": torch.le,
+    "logical_and": torch.logical_and,
+    "logical_or": torch.logical_or,
+    "logical_xor": torch.logical_xor,
+    "bitwise_and": torch.bitwise_and,
+    "bitwise_or": torch.bitwise_or,
+    "bitwise_xor": torch.bitwise_xor,
+    "left_shift": torch.bitwise_left_shift,
     "right_shift": torch.bitwise_right_shift,
     "abs_max": lambda a, b: torch.maximum(torch.abs(a), torch.abs(b)),
     "abs_min": lambda a, b: torch.minimum(torch.abs(a), torch.abs(b)),
 }
-_REDUCE = {"add": "sum", "sum": "sum", "maximum": "amax", "max": "amax", "amax": "amax", "minimum": "amin",
-           "min": "amin", "amin": "amin", "multiply": "prod", "prod": "prod"}
-_UNARY = {"exp": torch.exp, "log": torch.log, "tanh": torch.tanh, "square": torch.square, "copy": lambda a: a,
-          "identity": lambda a: a, "bypass": lambda a: a, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
-          "reciprocal": torch.reciprocal, "negative": torch.neg, "abs": torch.abs, "absolute": torch.abs,
-          "sign": torch.sign, "sin": torch.sin, "cos": torch.cos, "arctan": torch.atan, "relu": torch.relu,
-          "sigmoid": torch.sigmoid, "erf": torch.erf, "invert": torch.bitwise_not}
+_REDUCE = {
+    "add": "sum",
+    "sum": "sum",
+    "maximum": "amax",
+    "max": "amax",
+    "amax": "amax",
+    "minimum": "amin",
+    "min": "amin",
+    "amin": "amin",
+    "multiply": "prod",
+    "prod": "prod",
+}
+_UNARY = {
+    "exp": torch.exp,
+    "log": torch.log,
+    "tanh": torch.tanh,
+    "square": torch.square,
+    "copy": lambda a: a,
+    "identity": lambda a: a,
+    "bypass": lambda a: a,
+    "sqrt": torch.sqrt,
+    "rsqrt": torch.rsqrt,
+    "reciprocal": torch.reciprocal,
+    "negative": torch.neg,
+    "abs": torch.abs,
+    "absolute": torch.abs,
+    "sign": torch.sign,
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "arctan": torch.atan,
+    "relu": torch.relu,
+    "sigmoid": torch.sigmoid,
+    "erf": torch.erf,
+    "invert": torch.bitwise_not,
+}
 
 
 def _name(op) -> str:
@@ -102,8 +160,11 @@ def _reduce_fn(op, what):
     if name is None:
         raise NKIError(f"nisa.{what}: {op!r} is not a reduce op (nl.add, nl.max, nl.min, np.add, np.max, ...)")
     if name == "prod":
-        return lambda a, axes: a.flatten(axes[0], axes[-1]).prod(dim=axes[0], keepdim=True).reshape(
-            [1 if i in axes else s for i, s in enumerate(a.shape)])
+        return lambda a, axes: (
+            a.flatten(axes[0], axes[-1])
+            .prod(dim=axes[0], keepdim=True)
+            .reshape([1 if i in axes else s for i, s in enumerate(a.shape)])
+        )
     return lambda a, axes: getattr(a, name)(dim=axes, keepdim=True)
 
 

@@ -10,8 +10,21 @@ from . import dtypes as _dt
 from . import language as nl
 from . import trace as _tracing
 from .emit import as_tile, emit, f32
-from .isa_args import (_BINARY, _REQ, _UNARY, _binary_fn, _engine, _name, _need, _new_style, _out_dtype,
-                       _reduce_fn, _split, _unary_fn, engine)
+from .isa_args import (
+    _BINARY,
+    _REQ,
+    _UNARY,
+    _binary_fn,
+    _engine,
+    _name,
+    _need,
+    _new_style,
+    _out_dtype,
+    _reduce_fn,
+    _split,
+    _unary_fn,
+    engine,
+)
 from .tile import Tile
 from .trace import PSUM
 
@@ -21,8 +34,11 @@ def tensor_tensor(*args, **kwargs):
     if _new_style(args, kwargs, True, 2):
         d = _split(args, kwargs, {"dst": _REQ, "data1": _REQ, "data2": _REQ, "op": _REQ, "engine": engine.unknown})
     else:
-        d = _split(args, kwargs, {"data1": _REQ, "data2": _REQ, "op": _REQ, "dtype": None, "mask": None,
-                                  "engine": engine.unknown})
+        d = _split(
+            args,
+            kwargs,
+            {"data1": _REQ, "data2": _REQ, "op": _REQ, "dtype": None, "mask": None, "engine": engine.unknown},
+        )
     _need(d, "data1", "data2", "op")
     a, b = as_tile(d["data1"], "tensor_tensor data1"), as_tile(d["data2"], "tensor_tensor data2")
     tr = _tracing.require("nisa.tensor_tensor")
@@ -31,12 +47,23 @@ def tensor_tensor(*args, **kwargs):
     if a.access.buffer.kind is PSUM and b.access.buffer.kind is PSUM:
         raise tr.error("nisa.tensor_tensor: data1 and data2 cannot both be in PSUM")
     fn = _binary_fn(d["op"], "tensor_tensor")
-    dtype = None if d.get("dst") is not None else (
-        _dt.to_torch(d["dtype"]) if d.get("dtype") else _dt.promote(a.dtype, b.dtype))
+    dtype = (
+        None
+        if d.get("dst") is not None
+        else (_dt.to_torch(d["dtype"]) if d.get("dtype") else _dt.promote(a.dtype, b.dtype))
+    )
     eng = "gpsimd" if _name(d["op"]) == "power" else _engine(d.get("engine"), "vector")
     direct = fn if _name(d["op"]) in _DIRECT_OPS else None
-    return emit("tensor_tensor", eng, lambda x, y: fn(f32(x), f32(y)), [a, b], dst=d.get("dst"), dtype=dtype,
-                mask=d.get("mask"), direct=direct)
+    return emit(
+        "tensor_tensor",
+        eng,
+        lambda x, y: fn(f32(x), f32(y)),
+        [a, b],
+        dst=d.get("dst"),
+        dtype=dtype,
+        mask=d.get("mask"),
+        direct=direct,
+    )
 
 
 _DIRECT_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum")
@@ -60,12 +87,38 @@ def _apply(op, x, operand, reverse, what):
 def tensor_scalar(*args, **kwargs):
     """(data <op0> operand0) <op1> operand1, operands scalars or (P, 1) tiles."""
     if _new_style(args, kwargs, True, 1):
-        d = _split(args, kwargs, {"dst": _REQ, "data": _REQ, "op0": _REQ, "operand0": None, "reverse0": False,
-                                  "op1": None, "operand1": None, "reverse1": False, "engine": engine.unknown})
+        d = _split(
+            args,
+            kwargs,
+            {
+                "dst": _REQ,
+                "data": _REQ,
+                "op0": _REQ,
+                "operand0": None,
+                "reverse0": False,
+                "op1": None,
+                "operand1": None,
+                "reverse1": False,
+                "engine": engine.unknown,
+            },
+        )
     else:
-        d = _split(args, kwargs, {"data": _REQ, "op0": _REQ, "operand0": None, "reverse0": False, "op1": None,
-                                  "operand1": None, "reverse1": False, "dtype": None, "mask": None,
-                                  "engine": engine.unknown})
+        d = _split(
+            args,
+            kwargs,
+            {
+                "data": _REQ,
+                "op0": _REQ,
+                "operand0": None,
+                "reverse0": False,
+                "op1": None,
+                "operand1": None,
+                "reverse1": False,
+                "dtype": None,
+                "mask": None,
+                "engine": engine.unknown,
+            },
+        )
     _need(d, "data", "op0")
     data = as_tile(d["data"], "tensor_scalar data")
     o0, o1 = _scalar_operand(d["operand0"]), _scalar_operand(d["operand1"])
@@ -78,18 +131,52 @@ def tensor_scalar(*args, **kwargs):
         a1 = rest.pop(0) if t1 else o1
         r = _apply(d["op0"], f32(x), a0, d["reverse0"], "tensor_scalar")
         return _apply(d["op1"], r, a1, d["reverse1"], "tensor_scalar")
-    return emit("tensor_scalar", _engine(d.get("engine"), "vector"), compute, srcs, dst=d.get("dst"),
-                shape=data.shape, dtype=_out_dtype(d, data), mask=d.get("mask"))
+
+    return emit(
+        "tensor_scalar",
+        _engine(d.get("engine"), "vector"),
+        compute,
+        srcs,
+        dst=d.get("dst"),
+        shape=data.shape,
+        dtype=_out_dtype(d, data),
+        mask=d.get("mask"),
+    )
 
 
 def scalar_tensor_tensor(*args, **kwargs):
     """(data <op0> operand0) <op1> operand1, operand1 a tile like data."""
     if _new_style(args, kwargs, True, 1):
-        d = _split(args, kwargs, {"dst": _REQ, "data": _REQ, "op0": _REQ, "operand0": _REQ, "op1": _REQ,
-                                  "operand1": _REQ, "reverse0": False, "reverse1": False})
+        d = _split(
+            args,
+            kwargs,
+            {
+                "dst": _REQ,
+                "data": _REQ,
+                "op0": _REQ,
+                "operand0": _REQ,
+                "op1": _REQ,
+                "operand1": _REQ,
+                "reverse0": False,
+                "reverse1": False,
+            },
+        )
     else:
-        d = _split(args, kwargs, {"data": _REQ, "op0": _REQ, "operand0": _REQ, "op1": _REQ, "operand1": _REQ,
-                                  "reverse0": False, "reverse1": False, "dtype": None, "mask": None})
+        d = _split(
+            args,
+            kwargs,
+            {
+                "data": _REQ,
+                "op0": _REQ,
+                "operand0": _REQ,
+                "op1": _REQ,
+                "operand1": _REQ,
+                "reverse0": False,
+                "reverse1": False,
+                "dtype": None,
+                "mask": None,
+            },
+        )
     _need(d, "data", "op0", "operand0", "op1", "operand1")
     data, o1 = as_tile(d["data"]), as_tile(d["operand1"])
     o0 = _scalar_operand(d["operand0"])
@@ -99,25 +186,41 @@ def scalar_tensor_tensor(*args, **kwargs):
         a0 = rest[0] if rest else o0
         r = _apply(d["op0"], f32(x), a0, d["reverse0"], "scalar_tensor_tensor")
         return _apply(d["op1"], r, f32(y), d["reverse1"], "scalar_tensor_tensor")
-    return emit("scalar_tensor_tensor", "vector", compute, srcs, dst=d.get("dst"), shape=data.shape,
-                dtype=_out_dtype(d, data), mask=d.get("mask"))
+
+    return emit(
+        "scalar_tensor_tensor",
+        "vector",
+        compute,
+        srcs,
+        dst=d.get("dst"),
+        shape=data.shape,
+        dtype=_out_dtype(d, data),
+        mask=d.get("mask"),
+    )
 
 
 def tensor_reduce(*args, **kwargs):
     """Reduces the free axes `axis` of data with op (negate: times -1)."""
     if _new_style(args, kwargs, False):
-        d = _split(args, kwargs, {"dst": _REQ, "op": _REQ, "data": _REQ, "axis": _REQ, "negate": False,
-                                  "keepdims": False})
+        d = _split(
+            args, kwargs, {"dst": _REQ, "op": _REQ, "data": _REQ, "axis": _REQ, "negate": False, "keepdims": False}
+        )
     else:
-        d = _split(args, kwargs, {"op": _REQ, "data": _REQ, "axis": _REQ, "mask": None, "dtype": None,
-                                  "negate": False, "keepdims": False})
+        d = _split(
+            args,
+            kwargs,
+            {"op": _REQ, "data": _REQ, "axis": _REQ, "mask": None, "dtype": None, "negate": False, "keepdims": False},
+        )
     _need(d, "op", "data", "axis")
     data = as_tile(d["data"], "tensor_reduce data")
     axes = nl._axes(data, d["axis"], "tensor_reduce")
     fn = _reduce_fn(d["op"], "tensor_reduce")
     keep = d.get("keepdims", False)
-    shape = tuple(1 if i in axes else s for i, s in enumerate(data.shape)) if keep else tuple(
-        s for i, s in enumerate(data.shape) if i not in axes)
+    shape = (
+        tuple(1 if i in axes else s for i, s in enumerate(data.shape))
+        if keep
+        else tuple(s for i, s in enumerate(data.shape) if i not in axes)
+    )
     dst = d.get("dst")
     if dst is not None and tuple(dst.shape) != shape:
         shape = tuple(dst.shape)
@@ -127,8 +230,18 @@ def tensor_reduce(*args, **kwargs):
         r = fn(f32(a), axes)
         r = r * sign if sign != 1.0 else r
         return r.reshape((a.shape[0],) + tuple(shape[1:]))
-    return emit("tensor_reduce", "vector", compute, [data], dst=dst, shape=shape, dtype=_out_dtype(d, data),
-                mask=d.get("mask"), keep_src_shapes="partition")
+
+    return emit(
+        "tensor_reduce",
+        "vector",
+        compute,
+        [data],
+        dst=dst,
+        shape=shape,
+        dtype=_out_dtype(d, data),
+        mask=d.get("mask"),
+        keep_src_shapes="partition",
+    )
 
 
 def tensor_copy(*args, **kwargs):
@@ -140,9 +253,17 @@ def tensor_copy(*args, **kwargs):
     nl._check_on_chip(src, "nisa.tensor_copy")
     dst = d.get("dst")
     fn = (lambda a: a.reshape(dst.shape)) if dst is not None and tuple(dst.shape) != tuple(src.shape) else (lambda a: a)
-    return emit("tensor_copy", _engine(d.get("engine"), "vector"), fn, [src], dst=dst,
-                shape=None if dst is not None else src.shape, dtype=_out_dtype(d, src), mask=d.get("mask"),
-                keep_src_shapes=dst is not None and tuple(dst.shape) != tuple(src.shape))
+    return emit(
+        "tensor_copy",
+        _engine(d.get("engine"), "vector"),
+        fn,
+        [src],
+        dst=dst,
+        shape=None if dst is not None else src.shape,
+        dtype=_out_dtype(d, src),
+        mask=d.get("mask"),
+        keep_src_shapes=dst is not None and tuple(dst.shape) != tuple(src.shape),
+    )
 
 
 def reciprocal(*args, **kwargs):
@@ -151,8 +272,15 @@ def reciprocal(*args, **kwargs):
     else:
         d = _split(args, kwargs, {"data": _REQ, "dtype": None, "mask": None})
     data = as_tile(d["data"])
-    return emit("reciprocal", "vector", lambda a: torch.reciprocal(f32(a)), [data], dst=d.get("dst"),
-                dtype=_out_dtype(d, data), mask=d.get("mask"))
+    return emit(
+        "reciprocal",
+        "vector",
+        lambda a: torch.reciprocal(f32(a)),
+        [data],
+        dst=d.get("dst"),
+        dtype=_out_dtype(d, data),
+        mask=d.get("mask"),
+    )
 
 
 def bn_stats(*args, **kwargs):
@@ -166,8 +294,10 @@ def bn_stats(*args, **kwargs):
     tr = _tracing.require("nisa.bn_stats")
     f = math.prod(data.shape[1:])
     if f > tr.limits.bn_stats_fmax:
-        raise tr.error(f"nisa.bn_stats: {f} free elements per partition in {list(data.shape)} exceed "
-                       f"bn_stats_fmax = {tr.limits.bn_stats_fmax}; split the row and combine with bn_aggr")
+        raise tr.error(
+            f"nisa.bn_stats: {f} free elements per partition in {list(data.shape)} exceed "
+            f"bn_stats_fmax = {tr.limits.bn_stats_fmax}; split the row and combine with bn_aggr"
+        )
 
     def compute(a):
         a = f32(a).reshape(a.shape[0], -1)
@@ -187,9 +317,19 @@ def bn_stats(*args, **kwargs):
             mean = part.sum(dim=1) / n
             cols += [torch.full((p,), float(part.shape[1])), mean, (part - mean[:, None]).square().sum(dim=1)]
         return torch.stack(cols, dim=1)
-    return emit("bn_stats", "vector", compute, [data], dst=d.get("dst"), shape=(data.shape[0], 6),
-                dtype=_out_dtype(d, data) if d.get("dst") is None else None, mask=d.get("mask"),
-                keep_src_shapes="partition", cost={"elements": data.shape[0] * f})
+
+    return emit(
+        "bn_stats",
+        "vector",
+        compute,
+        [data],
+        dst=d.get("dst"),
+        shape=(data.shape[0], 6),
+        dtype=_out_dtype(d, data) if d.get("dst") is None else None,
+        mask=d.get("mask"),
+        keep_src_shapes="partition",
+        cost={"elements": data.shape[0] * f},
+    )
 
 
 def bn_aggr(*args, **kwargs):
@@ -207,6 +347,15 @@ def bn_aggr(*args, **kwargs):
         total_mean = (count * mean).sum(dim=1) / n
         var = (m2 + count * (mean - total_mean[:, None]) ** 2).sum(dim=1) / n
         return torch.stack([total_mean, var], dim=1)
-    return emit("bn_aggr", "vector", compute, [data], dst=d.get("dst"), shape=(data.shape[0], 2),
-                dtype=_out_dtype(d, data) if d.get("dst") is None else None, mask=d.get("mask"),
-                keep_src_shapes="partition")
+
+    return emit(
+        "bn_aggr",
+        "vector",
+        compute,
+        [data],
+        dst=d.get("dst"),
+        shape=(data.shape[0], 2),
+        dtype=_out_dtype(d, data) if d.get("dst") is None else None,
+        mask=d.get("mask"),
+        keep_src_shapes="partition",
+    )

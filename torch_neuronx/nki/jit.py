@@ -54,6 +54,7 @@ def _is_fake(t) -> bool:
     if type(t) is torch.Tensor:
         return t.device.type == "meta"
     from torch._subclasses.fake_tensor import FakeTensor
+
     return isinstance(t, FakeTensor) or t.device.type == "meta"
 
 
@@ -113,8 +114,17 @@ class Kernel:
         if device is not None:  # neuron (None: CPU tensors, simulated)
             if start is not None:  # a profiler is recording: the kernel with its NKI estimate
                 est = traced.estimate
-                _C._trace_record("kernel", f"nki::{self.__name__}", start, _C._trace_now_ns(), device.index or 0,
-                                 f"NKI kernel for {est.target}", est.dma_bytes, est.total_us, est.bottleneck)
+                _C._trace_record(
+                    "kernel",
+                    f"nki::{self.__name__}",
+                    start,
+                    _C._trace_now_ns(),
+                    device.index or 0,
+                    f"NKI kernel for {est.target}",
+                    est.dma_bytes,
+                    est.total_us,
+                    est.bottleneck,
+                )
             _op_tracking.record_kernel_run(self.__name__)
             for observe in run_observers:
                 observe(self.__name__, traced.estimate)
@@ -122,7 +132,7 @@ class Kernel:
             out = _map(out, lambda t: t.numpy())
         return out
 
-    def traced(self, grid, args, kwargs=None) -> "_Traced":
+    def traced(self, grid, args, kwargs=None) -> _Traced:
         """The trace of this call's signature (traced now if it is new)."""
         kwargs = kwargs or {}
         target = limits.resolve_target(self.platform_target)
@@ -134,6 +144,7 @@ class Kernel:
                 if traced is None:
                     # the trace computes on real (index) tensors, even under fake-tensor or tracing modes
                     from torch.utils._python_dispatch import _disable_current_modes
+
                     with _disable_current_modes():
                         traced = self._trace(grid, target, args, kwargs)
                     self.plans[key] = traced
@@ -143,11 +154,13 @@ class Kernel:
         tr = Trace(self.__name__, target, grid)
         index = itertools.count()
         with active(tr):
+
             def bind(a, name):
                 if not _is_tensor(a):
                     return a
                 buf = Buffer(tr, HBM, a.shape, a.dtype, name, "arg", index=next(index))
                 return Tile(Access.whole(buf))
+
             names = _param_names(self.fn, len(args))
             targs = [bind(a, n) for a, n in zip(args, names)]
             tkwargs = {k: bind(v, k) for k, v in kwargs.items()}
@@ -177,8 +190,9 @@ class _Traced:
     def __init__(self, trace, outputs, estimate):
         self.trace, self.outputs, self.estimate = trace, outputs, estimate
         # the tensor arguments (by position among the tensors) the kernel writes
-        self.mutated = sorted({a.buffer.root().index for ins in trace.instrs for a in ins.writes
-                               if a.buffer.root().role == "arg"})
+        self.mutated = sorted(
+            {a.buffer.root().index for ins in trace.instrs for a in ins.writes if a.buffer.root().role == "arg"}
+        )
         self._plan = None
         self._lock = threading.Lock()
 
@@ -193,6 +207,7 @@ class _Traced:
 
 def _param_names(fn, n):
     import inspect
+
     try:
         names = [p.name for p in inspect.signature(fn).parameters.values()]
     except (TypeError, ValueError):
@@ -214,25 +229,35 @@ def _signature(a):
 def _common_device(name, tensors):
     devices = {(t.device.type, t.device.index) for t in tensors}
     if len(devices) > 1:
-        raise NKIError(f"NKI kernel '{name}' got tensors on different devices {sorted(str(d) for d in devices)}: "
-                       f"move them all to one neuron device (or all to the CPU for nki.simulate)")
+        raise NKIError(
+            f"NKI kernel '{name}' got tensors on different devices {sorted(str(d) for d in devices)}: "
+            f"move them all to one neuron device (or all to the CPU for nki.simulate)"
+        )
     if not devices:
         return None
     dev_type, index = devices.pop()
     if dev_type not in ("neuron", "cpu"):
-        raise NKIError(f"NKI kernel '{name}' runs on neuron tensors (or CPU tensors and NumPy arrays, "
-                       f"simulated), not on {dev_type}")
+        raise NKIError(
+            f"NKI kernel '{name}' runs on neuron tensors (or CPU tensors and NumPy arrays, "
+            f"simulated), not on {dev_type}"
+        )
     return torch.device(dev_type, index) if dev_type == "neuron" else None
 
 
 def _output_buffer(tr, t):
     if not isinstance(t, Tile):
-        raise NKIError(f"a kernel returns the HBM tensors it allocated (nl.ndarray(..., buffer=nl.shared_hbm)); "
-                       f"got {type(t).__name__}", kernel=tr.kernel_name)
+        raise NKIError(
+            f"a kernel returns the HBM tensors it allocated (nl.ndarray(..., buffer=nl.shared_hbm)); "
+            f"got {type(t).__name__}",
+            kernel=tr.kernel_name,
+        )
     buf = t.access.buffer
     if buf.kind.on_chip or not t.access.is_whole():
-        raise NKIError(f"a kernel can only return whole HBM tensors; {buf.describe()} is not one: nl.store it "
-                       f"into an nl.ndarray(..., buffer=nl.shared_hbm) and return that", kernel=tr.kernel_name)
+        raise NKIError(
+            f"a kernel can only return whole HBM tensors; {buf.describe()} is not one: nl.store it "
+            f"into an nl.ndarray(..., buffer=nl.shared_hbm) and return that",
+            kernel=tr.kernel_name,
+        )
     return buf
 
 
@@ -256,6 +281,7 @@ def _execute(plan: Plan, tensors, device, mutated):
         view, staged = (lambda t: t), False
     else:
         import torch_neuronx._C as _C
+
         _C._wait_for_producers(device.index)
         staged = not _C._host_addressable(device.index)
         view = (lambda t: t.cpu()) if staged else _C._host_view
@@ -302,4 +328,5 @@ def simulate(kernel):
             if _is_tensor(a) and a.device.type != "cpu":
                 raise NKIError(f"nki.simulate runs on CPU tensors or NumPy arrays; got a tensor on {a.device}")
         return k(*args, **kwargs)
+
     return run

@@ -18,10 +18,35 @@ import torch
 from .. import trainium as _trainium
 from . import dtypes as _dt
 from . import trace as _tracing
-from .dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
-                     int64, tfloat32, uint8, uint16, uint32)
-from .emit import (as_tile, check_on_chip as _check_on_chip, dma_cost, emit, f32, is_scalar, new_buffer, new_tile,
-                   partition_aligned)
+from .dtypes import (
+    bfloat16,  # noqa: F401
+    bool_,  # noqa: F401
+    float8_e4m3,  # noqa: F401
+    float8_e5m2,  # noqa: F401
+    float16,  # noqa: F401
+    float32,  # noqa: F401
+    int8,  # noqa: F401
+    int16,  # noqa: F401
+    int32,  # noqa: F401
+    int64,  # noqa: F401
+    tfloat32,  # noqa: F401
+    uint8,  # noqa: F401
+    uint16,  # noqa: F401
+    uint32,  # noqa: F401
+)
+from .emit import (
+    as_tile,
+    dma_cost,
+    emit,
+    f32,
+    is_scalar,
+    new_buffer,
+    new_tile,
+    partition_aligned,
+)
+from .emit import (
+    check_on_chip as _check_on_chip,
+)
 from .errors import NKIError
 from .indexing import IndexExpr, arange, ds, mgrid  # noqa: F401
 from .tile import Access, Tile
@@ -34,6 +59,7 @@ tile = Tile
 
 class tile_size:  # noqa: N801  (AWS's name)
     """The hardware's tile limits (the Trainium2 values of torch_neuronx.trainium)."""
+
     pmax = _TRN2.pmax
     gemm_stationary_fmax = _TRN2.gemm_stationary_fmax
     gemm_moving_fmax = _TRN2.gemm_moving_fmax
@@ -47,6 +73,7 @@ class tile_size:  # noqa: N801  (AWS's name)
 
 class fp32:  # noqa: N801
     """`nl.fp32.min`: the lowest finite fp32 (0xff7fffff), the masks' stand-in for -inf."""
+
     min = -3.4028234663852886e38
 
 
@@ -116,13 +143,16 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs) -> Tile:
     if kind is SHARED_HBM:
         if any(tr.program):  # later grid instances share the first one's tensors
             if tr.shared_next >= len(tr.shared):
-                raise tr.error("grid instances allocate different shared_hbm tensors; allocate the same ones "
-                               "in every instance")
+                raise tr.error(
+                    "grid instances allocate different shared_hbm tensors; allocate the same ones in every instance"
+                )
             buf = tr.shared[tr.shared_next]
             tr.shared_next += 1
             if buf.shape != shape or buf.dtype != dtype:
-                raise tr.error(f"grid instance {tr.program} allocates shared_hbm {list(shape)} {dtype} where the "
-                               f"first instance allocated {list(buf.shape)} {buf.dtype}")
+                raise tr.error(
+                    f"grid instance {tr.program} allocates shared_hbm {list(shape)} {dtype} where the "
+                    f"first instance allocated {list(buf.shape)} {buf.dtype}"
+                )
             return Tile(Access.whole(buf))
         buf = new_buffer(shape, dtype, kind, name or None, role="out")
         tr.shared.append(buf)
@@ -131,8 +161,14 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs) -> Tile:
 
 
 def _fill(t: Tile, value):
-    emit("memset", "vector", lambda: torch.tensor(value), [], dst=t,
-         make_step=lambda rd, wr, acc: (lambda env: wr[0].put(env, value)))
+    emit(
+        "memset",
+        "vector",
+        lambda: torch.tensor(value),
+        [],
+        dst=t,
+        make_step=lambda rd, wr, acc: lambda env: wr[0].put(env, value),
+    )
     return t
 
 
@@ -169,8 +205,10 @@ def _require_kind(t: Tile, kinds, what, role):
     if t.access.buffer.kind not in kinds:
         tr = _tracing.require(what)
         names = " or ".join(k.name.upper() for k in kinds)
-        raise tr.error(f"{what}: the {role} must be in {names}, but {t.access.buffer.describe()} is in "
-                       f"{t.access.buffer.kind.name.upper()} (loads and stores move data between HBM and SBUF only)")
+        raise tr.error(
+            f"{what}: the {role} must be in {names}, but {t.access.buffer.describe()} is in "
+            f"{t.access.buffer.kind.name.upper()} (loads and stores move data between HBM and SBUF only)"
+        )
 
 
 _HBMS = (HBM, SHARED_HBM, PRIVATE_HBM)
@@ -200,10 +238,18 @@ def load_transpose2d(src, mask=None, dtype=None, **kwargs) -> Tile:
     _require_kind(src, _HBMS, "nl.load_transpose2d", "source")
     if src.ndim != 2:
         raise _tracing.require("nl.load_transpose2d").error(
-            f"nl.load_transpose2d takes a 2-D tensor, got shape {list(src.shape)}")
+            f"nl.load_transpose2d takes a 2-D tensor, got shape {list(src.shape)}"
+        )
     out_dtype = _dt.to_torch(dtype) if dtype is not None else src.dtype
-    return emit("load_transpose2d", "dma", lambda x: x, [Tile(src.access.transposed())], dtype=out_dtype, mask=mask,
-                cost=dma_cost(src))
+    return emit(
+        "load_transpose2d",
+        "dma",
+        lambda x: x,
+        [Tile(src.access.transposed())],
+        dtype=out_dtype,
+        mask=mask,
+        cost=dma_cost(src),
+    )
 
 
 def copy(src, mask=None, dtype=None, **kwargs) -> Tile:
@@ -231,8 +277,13 @@ def _assign(target: Tile, value):
         _fill(target, value.item() if hasattr(value, "item") else value)
         return
     value = as_tile(value, "assigned value")
-    if (value.updated is not None and tr.instrs and tr.instrs[-1] is value.updated
-            and value.access.buffer is target.access.buffer and value.shape == target.shape):
+    if (
+        value.updated is not None
+        and tr.instrs
+        and tr.instrs[-1] is value.updated
+        and value.access.buffer is target.access.buffer
+        and value.shape == target.shape
+    ):
         value.updated = None  # `t[idx] += x` just wrote t[idx]; Python's store-back is no instruction
         return
     tkind, vkind = target.access.buffer.kind, value.access.buffer.kind
@@ -243,8 +294,14 @@ def _assign(target: Tile, value):
         target_t = load(value, dtype=target.dtype)
         value = target_t
     prod = value.producer
-    if (prod is not None and not value.used and tr.instrs and tr.instrs[-1] is prod and tkind is vkind
-            and _same_tile_shape(target.shape, value.shape)):
+    if (
+        prod is not None
+        and not value.used
+        and tr.instrs
+        and tr.instrs[-1] is prod
+        and tkind is vkind
+        and _same_tile_shape(target.shape, value.shape)
+    ):
         tr.retarget(prod, value.access.buffer, target.access)
         value.used = True
         return
@@ -270,9 +327,14 @@ def _inplace_op(tr, name, target: Tile, value):
     _check_on_chip(target, f"tile {name}")
     if name == "add" and isinstance(value, Tile):
         prod = value.producer
-        if (prod is not None and not value.used and tr.instrs and tr.instrs[-1] is prod
-                and target.access.buffer.kind is value.access.buffer.kind
-                and _same_tile_shape(target.shape, value.shape)):
+        if (
+            prod is not None
+            and not value.used
+            and tr.instrs
+            and tr.instrs[-1] is prod
+            and target.access.buffer.kind is value.access.buffer.kind
+            and _same_tile_shape(target.shape, value.shape)
+        ):
             tr.retarget(prod, value.access.buffer, target.access, accumulate=True)
             value.used = True
             return
@@ -292,6 +354,7 @@ def _reshape(t: Tile, shape) -> Tile:
     if buf.kind.on_chip and shape[0] != t.shape[0]:
         raise tr.error(f"reshaping an on-chip tile keeps its partition dimension: {list(t.shape)} to {list(shape)}")
     from .trace import Buffer
+
     role = "alias" if buf.kind.on_chip else buf.role
     alias = Buffer(tr, buf.kind, shape, buf.dtype, f"{buf.name}.reshape", role, index=buf.index, parent=buf)
     return Tile(Access.whole(alias))
@@ -309,16 +372,22 @@ def device_print(prefix, x, **kwargs):
     def make(rd, wr, acc):
         def run(env):
             print(prefix, rd[0].get(env))
+
         return run
+
     tr = _tracing.require("nl.device_print")
     from .trace import Instr
+
     tr.record(Instr("device_print", "none", [x.access], [], make, tr.line()))
 
 
 def _no_rng(name):
     def refuse(*args, **kwargs):
-        raise NKIError(f"nl.{name} is not supported yet: it needs the device RNG inside kernels; draw random "
-                       f"numbers with PyTorch outside the kernel (torch.rand, torch.nn.functional.dropout)")
+        raise NKIError(
+            f"nl.{name} is not supported yet: it needs the device RNG inside kernels; draw random "
+            f"numbers with PyTorch outside the kernel (torch.rand, torch.nn.functional.dropout)"
+        )
+
     refuse.__name__ = name
     return refuse
 

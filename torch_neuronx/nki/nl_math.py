@@ -8,7 +8,8 @@ import torch
 
 from . import dtypes as _dt
 from . import trace as _tracing
-from .emit import as_tile, check_on_chip as _check_on_chip, emit, f32
+from .emit import as_tile, emit, f32
+from .emit import check_on_chip as _check_on_chip
 from .errors import NKIError
 from .indexing import IndexExpr
 from .tile import Tile
@@ -32,8 +33,17 @@ def _binary(name, fn, engine="vector", out_bool=False, direct=False):
         else:
             other = y if tiles[0] is x else x
             out = _dt.promote(tiles[0].dtype, _dt.weak(other))
-        return emit(name, engine, lambda a, b: fn(_t(a), _t(b)), [x, y], dtype=out, mask=mask, dst=dst,
-                    direct=fn if direct else None)
+        return emit(
+            name,
+            engine,
+            lambda a, b: fn(_t(a), _t(b)),
+            [x, y],
+            dtype=out,
+            mask=mask,
+            dst=dst,
+            direct=fn if direct else None,
+        )
+
     op.__name__ = name
     op.torch_fn = fn
     return op
@@ -41,7 +51,11 @@ def _binary(name, fn, engine="vector", out_bool=False, direct=False):
 
 def _t(x):
     """An operand as an fp32-computing tensor (scalars become 0-d tensors)."""
-    return f32(x) if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.float32 if isinstance(x, float) else None)
+    return (
+        f32(x)
+        if isinstance(x, torch.Tensor)
+        else torch.tensor(x, dtype=torch.float32 if isinstance(x, float) else None)
+    )
 
 
 def _cmp(fn):
@@ -79,8 +93,10 @@ def _unary(name, fn, engine="scalar", direct=False):
         x = as_tile(x, f"nl.{name} operand")
         _check_on_chip(x, f"nl.{name}")
         out = _dt.to_torch(dtype) if dtype is not None else x.dtype
-        return emit(name, engine, lambda a: fn(f32(a)), [x], dtype=out, mask=mask, dst=dst,
-                    direct=fn if direct else None)
+        return emit(
+            name, engine, lambda a: fn(f32(a)), [x], dtype=out, mask=mask, dst=dst, direct=fn if direct else None
+        )
+
     op.__name__ = name
     op.torch_fn = fn
     return op
@@ -130,6 +146,7 @@ def where(condition, x, y, dtype=None, mask=None, **kwargs) -> Tile:
 
     def fn(c, a, b):
         return torch.where(torch.as_tensor(c).bool(), torch.as_tensor(f32(a)), torch.as_tensor(f32(b)))
+
     return emit("where", "vector", fn, [condition, x, y], dtype=out, mask=mask)
 
 
@@ -139,8 +156,10 @@ def _axes(x: Tile, axis, name):
     axes = [a % x.ndim for a in axes]
     if 0 in axes:
         tr = _tracing.require(f"nl.{name}")
-        raise tr.error(f"nl.{name}: reducing along the partition axis (axis 0) of {list(x.shape)} is not "
-                       f"supported by the engines; transpose the tile (nl.transpose) or reduce with a matmul")
+        raise tr.error(
+            f"nl.{name}: reducing along the partition axis (axis 0) of {list(x.shape)} is not "
+            f"supported by the engines; transpose the tile (nl.transpose) or reduce with a matmul"
+        )
     return sorted(axes)
 
 
@@ -157,22 +176,47 @@ def _reduction(name, fn):
         def compute(a):
             r = fn(f32(a), axes)
             return r if keepdims else r.reshape([s for i, s in enumerate(a.shape) if i not in axes])
-        return emit(name, "vector", compute, [x], shape=shape, dtype=out, mask=mask, dst=dst,
-                    keep_src_shapes="partition", cost={"elements": math.prod(x.shape)})
+
+        return emit(
+            name,
+            "vector",
+            compute,
+            [x],
+            shape=shape,
+            dtype=out,
+            mask=mask,
+            dst=dst,
+            keep_src_shapes="partition",
+            cost={"elements": math.prod(x.shape)},
+        )
+
     op.__name__ = name
     return op
 
 
 sum = _reduction("sum", lambda a, ax: a.sum(dim=ax, keepdim=True))  # noqa: A001
-prod = _reduction("prod", lambda a, ax: a.reshape(*a.shape).prod(dim=ax[0], keepdim=True) if len(ax) == 1
-                  else a.flatten(ax[0], ax[-1]).prod(dim=ax[0], keepdim=True).reshape(
-                      [1 if i in ax else s for i, s in enumerate(a.shape)]))
+prod = _reduction(
+    "prod",
+    lambda a, ax: (
+        a.reshape(*a.shape).prod(dim=ax[0], keepdim=True)
+        if len(ax) == 1
+        else a.flatten(ax[0], ax[-1])
+        .prod(dim=ax[0], keepdim=True)
+        .reshape([1 if i in ax else s for i, s in enumerate(a.shape)])
+    ),
+)
 max = _reduction("max", lambda a, ax: a.amax(dim=ax, keepdim=True))  # noqa: A001
 min = _reduction("min", lambda a, ax: a.amin(dim=ax, keepdim=True))  # noqa: A001
 mean = _reduction("mean", lambda a, ax: a.mean(dim=ax, keepdim=True))
 var = _reduction("var", lambda a, ax: a.var(dim=ax, keepdim=True, unbiased=False))
-all = _reduction("all", lambda a, ax: a.bool().all(dim=ax[0], keepdim=True).to(torch.float32)  # noqa: A001
-                 if len(ax) == 1 else a.bool().flatten(ax[0], ax[-1]).all(dim=ax[0], keepdim=True).float())
+all = _reduction(
+    "all",
+    lambda a, ax: (
+        a.bool().all(dim=ax[0], keepdim=True).to(torch.float32)  # noqa: A001
+        if len(ax) == 1
+        else a.bool().flatten(ax[0], ax[-1]).all(dim=ax[0], keepdim=True).float()
+    ),
+)
 
 
 def softmax(x, axis, dtype=None, compute_dtype=None, mask=None, **kwargs) -> Tile:
@@ -185,6 +229,7 @@ def softmax(x, axis, dtype=None, compute_dtype=None, mask=None, **kwargs) -> Til
         a = f32(a)
         e = torch.exp(a - a.amax(dim=axes, keepdim=True))
         return e / e.sum(dim=axes, keepdim=True)
+
     return emit("softmax", "scalar", fn, [x], dtype=out, mask=mask)
 
 
@@ -197,9 +242,12 @@ def rms_norm(x, w, axis, n, epsilon=1e-6, dtype=None, compute_dtype=None, mask=N
     def fn(a, weight):
         a = f32(a)
         return a * torch.rsqrt(a.square().sum(dim=axes, keepdim=True) / n + epsilon) * f32(weight)
+
     return emit("rms_norm", "vector", fn, [x, w], dtype=out, mask=mask)
 
 
-
-__all__ = [n for n, v in list(globals().items()) if not n.startswith("_") and callable(v)
-           and getattr(v, "__module__", None) == __name__]
+__all__ = [
+    n
+    for n, v in list(globals().items())
+    if not n.startswith("_") and callable(v) and getattr(v, "__module__", None) == __name__
+]

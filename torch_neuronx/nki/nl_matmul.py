@@ -6,7 +6,8 @@ import torch
 
 from . import dtypes as _dt
 from . import trace as _tracing
-from .emit import as_tile, check_on_chip as _check_on_chip, emit
+from .emit import as_tile, emit
+from .emit import check_on_chip as _check_on_chip
 from .tile import Tile
 from .trace import PSUM
 
@@ -14,16 +15,22 @@ from .trace import PSUM
 def _check_matmul(tr, stationary_free, moving_free, k_stat, k_mov, what):
     lim = tr.limits
     if k_stat != k_mov:
-        raise tr.error(f"{what}: the contraction dimension must be the partition axis of both operands, but "
-                       f"the stationary operand has {k_stat} partitions and the moving one {k_mov}")
+        raise tr.error(
+            f"{what}: the contraction dimension must be the partition axis of both operands, but "
+            f"the stationary operand has {k_stat} partitions and the moving one {k_mov}"
+        )
     if k_stat > lim.pmax:
         raise tr.error(f"{what}: contraction (partition) size {k_stat} exceeds {lim.pmax}")
     if stationary_free > lim.gemm_stationary_fmax:
-        raise tr.error(f"{what}: stationary free size {stationary_free} exceeds the limit of "
-                       f"{lim.gemm_stationary_fmax} (tile the M dimension by nl.tile_size.gemm_stationary_fmax)")
+        raise tr.error(
+            f"{what}: stationary free size {stationary_free} exceeds the limit of "
+            f"{lim.gemm_stationary_fmax} (tile the M dimension by nl.tile_size.gemm_stationary_fmax)"
+        )
     if moving_free > lim.gemm_moving_fmax:
-        raise tr.error(f"{what}: moving free size {moving_free} exceeds the limit of {lim.gemm_moving_fmax} "
-                       f"(tile the N dimension by nl.tile_size.gemm_moving_fmax)")
+        raise tr.error(
+            f"{what}: moving free size {moving_free} exceeds the limit of {lim.gemm_moving_fmax} "
+            f"(tile the N dimension by nl.tile_size.gemm_moving_fmax)"
+        )
 
 
 def matmul_step(rd, wr, accumulate):
@@ -43,6 +50,7 @@ def matmul_step(rd, wr, accumulate):
             return
         r = a.t() @ b
         (out.acc if accumulate else out.put)(env, r)
+
     return run
 
 
@@ -53,17 +61,33 @@ def _matmul_engine(stationary, moving, name, kind=PSUM, dst=None, mask=None):
     for t in (stationary, moving):
         _check_on_chip(t, name)
         if t.access.buffer.kind is PSUM:
-            raise tr.error(f"{name}: matmul operands are read from SBUF, but {t.access.buffer.describe()} is in "
-                           f"PSUM; copy it to SBUF first")
+            raise tr.error(
+                f"{name}: matmul operands are read from SBUF, but {t.access.buffer.describe()} is in "
+                f"PSUM; copy it to SBUF first"
+            )
     k, m = stationary.shape
     k2, n = moving.shape
     _check_matmul(tr, m, n, k, k2, name)
     if dst is not None and dst.access.buffer.kind is not PSUM:
-        raise tr.error(f"{name}: matmul results accumulate in PSUM, but the destination "
-                       f"{dst.access.buffer.describe()} is in {dst.access.buffer.kind.name.upper()}")
-    return emit(name, "tensor", None, [stationary, moving], dst=dst, shape=(m, n), dtype=torch.float32, kind=kind,
-                make_step=matmul_step, mask=mask, keep_src_shapes=True, poison_rule=_matmul_poison,
-                cost={"k": k, "m": m, "n": n, "in_dtype": stationary.dtype})
+        raise tr.error(
+            f"{name}: matmul results accumulate in PSUM, but the destination "
+            f"{dst.access.buffer.describe()} is in {dst.access.buffer.kind.name.upper()}"
+        )
+    return emit(
+        name,
+        "tensor",
+        None,
+        [stationary, moving],
+        dst=dst,
+        shape=(m, n),
+        dtype=torch.float32,
+        kind=kind,
+        make_step=matmul_step,
+        mask=mask,
+        keep_src_shapes=True,
+        poison_rule=_matmul_poison,
+        cost={"k": k, "m": m, "n": n, "in_dtype": stationary.dtype},
+    )
 
 
 def _matmul_poison(poisons):
@@ -95,9 +119,20 @@ def transpose(x, dtype=None, mask=None, **kwargs) -> Tile:
         raise tr.error(f"nl.transpose takes a 2-D tile, got {list(x.shape)}")
     p, f = x.shape
     if f > tr.limits.pmax:
-        raise tr.error(f"nl.transpose: free size {f} of {list(x.shape)} becomes the partition dimension, over "
-                       f"{tr.limits.pmax}")
+        raise tr.error(
+            f"nl.transpose: free size {f} of {list(x.shape)} becomes the partition dimension, over {tr.limits.pmax}"
+        )
     out = _dt.to_torch(dtype) if dtype is not None else x.dtype
-    return emit("transpose", "tensor", None, [x], shape=(f, p), dtype=out, make_step=_transpose_step,
-                keep_src_shapes=True, poison_rule=lambda ps: ps[0].t() | (ps[1] if len(ps) > 1 else False), mask=mask, cost={"k": p, "m": p, "n": f, "in_dtype": x.dtype})
-
+    return emit(
+        "transpose",
+        "tensor",
+        None,
+        [x],
+        shape=(f, p),
+        dtype=out,
+        make_step=_transpose_step,
+        keep_src_shapes=True,
+        poison_rule=lambda ps: ps[0].t() | (ps[1] if len(ps) > 1 else False),
+        mask=mask,
+        cost={"k": p, "m": p, "n": f, "in_dtype": x.dtype},
+    )

@@ -26,8 +26,7 @@ from .trace import Trace
 
 
 class Operand:
-    __slots__ = ("id", "shape", "affine", "idx", "mask", "const", "_stride", "_offset", "strides", "dtype",
-                 "cache_key")
+    __slots__ = ("id", "shape", "affine", "idx", "mask", "const", "_stride", "_offset", "strides", "dtype", "cache_key")
 
     def __init__(self, access):
         buf = access.buffer
@@ -150,8 +149,9 @@ class Plan:
         free: dict = {}
         ending = []
         total = 0
-        onchip = sorted((b for b in trace.buffers if b.role == "onchip" and b.id not in self.forwarded),
-                        key=lambda b: b.alloc_seq)
+        onchip = sorted(
+            (b for b in trace.buffers if b.role == "onchip" and b.id not in self.forwarded), key=lambda b: b.alloc_seq
+        )
         for b in onchip:
             ending.sort(key=lambda e: e[0])
             while ending and ending[0][0] < b.alloc_seq:
@@ -200,8 +200,11 @@ class Plan:
                 env[b.id] = parent.view(b.shape)
             except RuntimeError as e:
                 from .errors import NKIError
-                raise NKIError(f"{b.describe()}: reshaping a {list(parent.shape)} tensor with strides "
-                               f"{list(parent.stride())} needs a copy; pass a contiguous tensor") from e
+
+                raise NKIError(
+                    f"{b.describe()}: reshaping a {list(parent.shape)} tensor with strides "
+                    f"{list(parent.stride())} needs a copy; pass a contiguous tensor"
+                ) from e
         env.append({})  # env[-1]: this call's fp32 conversions of read-only HBM views (Operand.fp32)
         return env
 
@@ -209,7 +212,7 @@ class Plan:
         with self.lock:
             i = 0
             try:
-                for i, step in enumerate(self.steps):
+                for i, step in enumerate(self.steps):  # noqa: B007  (i names the failing step below)
                     step(env)
             except Exception as e:
                 ins = self.instrs[i]

@@ -49,7 +49,7 @@ class Access:
     def masked(self, mask):
         return Access(self.buffer, self.arrays, self.shape, mask)
 
-    def transposed(self) -> "Access":
+    def transposed(self) -> Access:
         """The 2-D access with its two axes swapped."""
         arrays = [a.expand(self.shape).transpose(0, 1) for a in self.arrays]
         return Access(self.buffer, arrays, (self.shape[1], self.shape[0]))
@@ -83,12 +83,18 @@ class Access:
             for dim, (lo, hi) in enumerate(indexing.affine_bounds(aff[0], aff[1], self.shape)):
                 n = self.buffer.shape[dim]
                 if (lo < 0 or hi >= n) and all(s > 0 for s in self.shape):
-                    raise NKIError(f"{what} of {self.buffer.describe()}: index {lo if lo < 0 else hi} is out of "
-                                   f"bounds for dimension {dim} of size {n} (mask the access, e.g. mask=(i_p < n))")
+                    raise NKIError(
+                        f"{what} of {self.buffer.describe()}: index {lo if lo < 0 else hi} is out of "
+                        f"bounds for dimension {dim} of size {n} (mask the access, e.g. mask=(i_p < n))"
+                    )
             return
         mask = None if self.mask is None else self.mask.expand(self.shape)
-        indexing.check_bounds([a.expand(self.shape) for a in self.arrays], self.buffer.shape, mask,
-                              what=f"{what} of {self.buffer.describe()}")
+        indexing.check_bounds(
+            [a.expand(self.shape) for a in self.arrays],
+            self.buffer.shape,
+            mask,
+            what=f"{what} of {self.buffer.describe()}",
+        )
 
     def is_whole(self) -> bool:
         if self.identity:
@@ -100,7 +106,10 @@ class Access:
             return False
         offsets, coeffs = aff
         return all(o == 0 for o in offsets) and all(
-            row[k] == (1 if k == d else 0) or self.shape[k] == 1 for d, row in enumerate(coeffs) for k in range(len(row)))
+            row[k] == (1 if k == d else 0) or self.shape[k] == 1
+            for d, row in enumerate(coeffs)
+            for k in range(len(row))
+        )
 
 
 class Tile:
@@ -155,17 +164,21 @@ class Tile:
 
     def __setitem__(self, key, value):
         from . import language
+
         language._assign(self[key], value)
 
     def __bool__(self):
-        raise NKIError("a tile's values are not known while a kernel is traced: Python `if`/`while` on tile "
-                       "data is not allowed (use nl.where or a mask)")
+        raise NKIError(
+            "a tile's values are not known while a kernel is traced: Python `if`/`while` on tile "
+            "data is not allowed (use nl.where or a mask)"
+        )
 
     def __iter__(self):
         raise NKIError("iterating over a tile is not supported: index it with nl.arange / slices")
 
     def reshape(self, *shape):
         from . import language
+
         return language._reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
 
     def view(self, dtype):
@@ -173,6 +186,7 @@ class Tile:
 
     def broadcast_to(self, shape):
         from . import language
+
         return language.broadcast_to(self, shape)
 
     def __array__(self, *a, **k):
@@ -181,40 +195,61 @@ class Tile:
     def _op(name, reverse=False):  # noqa: N805
         def method(self, other):
             from . import language
+
             fn = getattr(language, name)
             return fn(other, self) if reverse else fn(self, other)
+
         return method
 
-    __add__ = _op("add"); __radd__ = _op("add", True)
-    __sub__ = _op("subtract"); __rsub__ = _op("subtract", True)
-    __mul__ = _op("multiply"); __rmul__ = _op("multiply", True)
-    __truediv__ = _op("divide"); __rtruediv__ = _op("divide", True)
-    __pow__ = _op("power"); __rpow__ = _op("power", True)
+    __add__ = _op("add")
+    __radd__ = _op("add", True)
+    __sub__ = _op("subtract")
+    __rsub__ = _op("subtract", True)
+    __mul__ = _op("multiply")
+    __rmul__ = _op("multiply", True)
+    __truediv__ = _op("divide")
+    __rtruediv__ = _op("divide", True)
+    __pow__ = _op("power")
+    __rpow__ = _op("power", True)
     __matmul__ = _op("matmul")
-    __lt__ = _op("less"); __le__ = _op("less_equal"); __gt__ = _op("greater"); __ge__ = _op("greater_equal")
-    __eq__ = _op("equal"); __ne__ = _op("not_equal")
-    __and__ = _op("bitwise_and"); __or__ = _op("bitwise_or"); __xor__ = _op("bitwise_xor")
+    __lt__ = _op("less")
+    __le__ = _op("less_equal")
+    __gt__ = _op("greater")
+    __ge__ = _op("greater_equal")
+    __eq__ = _op("equal")
+    __ne__ = _op("not_equal")
+    __and__ = _op("bitwise_and")
+    __or__ = _op("bitwise_or")
+    __xor__ = _op("bitwise_xor")
     __hash__ = object.__hash__
 
     def __neg__(self):
         from . import language
+
         return language.negative(self)
 
     def __abs__(self):
         from . import language
+
         return language.abs(self)
 
     def _iop(name):  # noqa: N805
         def method(self, other):
             from . import language
+
             language._inplace(name, self, other)
             return self
+
         return method
 
-    __iadd__ = _iop("add"); __isub__ = _iop("subtract"); __imul__ = _iop("multiply"); __itruediv__ = _iop("divide")
+    __iadd__ = _iop("add")
+    __isub__ = _iop("subtract")
+    __imul__ = _iop("multiply")
+    __itruediv__ = _iop("divide")
     del _op, _iop
 
     @property
     def T(self):  # noqa: N802
         from . import language
+
         return language.transpose(self)

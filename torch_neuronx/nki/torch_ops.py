@@ -34,7 +34,7 @@ from .jit import Kernel, _grid_tuple
 
 _lock = threading.Lock()
 _kernels: list = []  # wrap_nki registry: id -> kernel
-_values: dict = {}   # non-tensor arguments by their key
+_values: dict = {}  # non-tensor arguments by their key
 
 
 def _is_dtensor(x) -> bool:
@@ -48,6 +48,7 @@ def _local_shards(args, kwargs):
     if first is None:
         return args, kwargs, None
     from torch.distributed.tensor import DTensor
+
     mesh, placements = first.device_mesh, first.placements
 
     def local(a):
@@ -59,6 +60,7 @@ def _local_shards(args, kwargs):
         if isinstance(out, (tuple, list)):
             return type(out)(wrap(o) for o in out)
         return out
+
     return [local(a) for a in args], {k: local(v) for k, v in kwargs.items()}, wrap
 
 
@@ -102,18 +104,20 @@ class NkiOp:
 def nki_op(name: str, fn=None, *, mutates_args=(), device_types=None, schema=None):
     """Registers an NKI kernel, or a function that calls kernels, as the custom
     op `name` ("namespace::op"). Use as a decorator or call with `fn`."""
+
     def register(f):
         py = f.fn if isinstance(f, Kernel) else f
 
         def impl(*args, **kwargs):
             return f(*args, **kwargs)
+
         impl.__signature__ = _typed_signature(py, bool(mutates_args))
         impl.__name__ = getattr(py, "__name__", "nki_kernel")
         impl.__annotations__ = {}
-        op = torch.library.custom_op(name, impl, mutates_args=mutates_args, device_types=device_types,
-                                     schema=schema)
+        op = torch.library.custom_op(name, impl, mutates_args=mutates_args, device_types=device_types, schema=schema)
         op.register_fake(impl)  # the kernel traced on fake tensors: shapes and dtypes of its outputs
         return NkiOp(op)
+
     return register if fn is None else register(fn)
 
 
@@ -151,9 +155,12 @@ def _run_functional(spec, inputs):
     args = _rebuild(template, inputs)
     mutated = kernel.traced(grid, args).mutated
     if mutated:
-        raise NKIError(f"wrap_nki runs kernels as functions, but '{kernel.__name__}' writes its tensor argument(s) "
-                       f"{mutated} (by position among its tensors): register it with "
-                       f"torch_neuronx.nki_op(name, mutates_args=...) so PyTorch knows", kernel=kernel.__name__)
+        raise NKIError(
+            f"wrap_nki runs kernels as functions, but '{kernel.__name__}' writes its tensor argument(s) "
+            f"{mutated} (by position among its tensors): register it with "
+            f"torch_neuronx.nki_op(name, mutates_args=...) so PyTorch knows",
+            kernel=kernel.__name__,
+        )
     return _as_list(kernel[grid](*args), inputs)
 
 

@@ -39,6 +39,7 @@ def _ours(code) -> bool:
 
 def _where(code, lineno: int) -> str:
     import linecache
+
     text = linecache.getline(code.co_filename, lineno).strip()
     return f"{os.path.basename(code.co_filename)}:{lineno} `{text}`"
 
@@ -67,8 +68,25 @@ class Buffer:
     shared_hbm tensor the kernel returns or writes), 'scratch' (other HBM) or
     'onchip'. A reshaped argument or output aliases its parent (`parent`)."""
 
-    __slots__ = ("id", "kind", "shape", "dtype", "name", "line", "par_axis", "role", "index", "parent",
-                 "alloc_seq", "last_use", "stamps", "poison", "first_bad_read", "tiles", "children")
+    __slots__ = (
+        "id",
+        "kind",
+        "shape",
+        "dtype",
+        "name",
+        "line",
+        "par_axis",
+        "role",
+        "index",
+        "parent",
+        "alloc_seq",
+        "last_use",
+        "stamps",
+        "poison",
+        "first_bad_read",
+        "tiles",
+        "children",
+    )
 
     def __init__(self, trace, kind, shape, dtype, name, role, index=None, par_axis=0, parent=None):
         self.id = len(trace.buffers)
@@ -78,7 +96,7 @@ class Buffer:
         self.role, self.index, self.par_axis, self.parent = role, index, par_axis, parent
         self.alloc_seq = self.last_use = trace.seq
         self.first_bad_read = None
-        self.tiles = 0     # live Tile objects naming this buffer (tile.py frees the state below at 0)
+        self.tiles = 0  # live Tile objects naming this buffer (tile.py frees the state below at 0)
         self.children = 0  # reshaped views sharing the state
         if parent is not None:
             parent.children += 1
@@ -102,7 +120,7 @@ class Buffer:
                 n *= s
         return n * self.dtype.itemsize
 
-    def root(self) -> "Buffer":
+    def root(self) -> Buffer:
         """The buffer whose memory this one is a reshaped view of (itself if none)."""
         buf = self
         while buf.parent is not None:
@@ -125,6 +143,7 @@ class Loop:
 class Instr:
     """One recorded instruction. `step` builds its runtime closure (plan.py);
     `engine` and `cost` feed the cost model (cost.py)."""
+
     name: str
     engine: str
     reads: list
@@ -134,7 +153,7 @@ class Instr:
     cost: dict = field(default_factory=dict)
     seq: int = 0
     accumulate: bool = False
-    box: object = None    # the rectangle a mask narrowed the destination to
+    box: object = None  # the rectangle a mask narrowed the destination to
     wmask: object = None  # the non-rectangular mask merged into the destination
 
 
@@ -219,7 +238,8 @@ class Trace:
                 raise self.error(
                     f"loop-carried dependency in nl.affine_range: iteration {loop.iteration} reads {buf.describe()} "
                     f"written by an earlier iteration; affine_range iterations must be independent (only "
-                    f"accumulation with += may carry over). Use nl.sequential_range for this loop")
+                    f"accumulation with += may carry over). Use nl.sequential_range for this loop"
+                )
         return poison
 
     def mark_written(self, acc, seq: int, poison=None):
@@ -230,11 +250,17 @@ class Trace:
         if not buf.kind.on_chip:
             if poison is not None and bool(poison.any()):
                 src = next((b for b in self.buffers if b.first_bad_read), None)
-                where = (f" (in this kernel, never-written elements, of {src.describe()}, were first read at "
-                         f"{src.first_bad_read})" if src else "")
-                raise self.error(f"writes {int(poison.sum())} value(s) computed from uninitialised SBUF/PSUM "
-                                 f"elements to {buf.describe()}{where}: initialise the tile (nl.zeros, a load) "
-                                 f"or mask the store")
+                where = (
+                    f" (in this kernel, never-written elements, of {src.describe()}, were first read at "
+                    f"{src.first_bad_read})"
+                    if src
+                    else ""
+                )
+                raise self.error(
+                    f"writes {int(poison.sum())} value(s) computed from uninitialised SBUF/PSUM "
+                    f"elements to {buf.describe()}{where}: initialise the tile (nl.zeros, a load) "
+                    f"or mask the store"
+                )
             return
         if buf.stamps is None:
             return
@@ -301,13 +327,18 @@ class Trace:
                     f"SBUF capacity exceeded: {used[SBUF]} bytes per partition are live when {b.describe()} is "
                     f"allocated, over the {self.target} limit of {sbuf_cap} bytes per partition "
                     f"({lim.partitions} x {sbuf_cap // 1024} KiB = {lim.partitions * sbuf_cap // 2**20} MiB); "
-                    f"free tiles earlier or use smaller tiles", kernel=self.kernel_name, line=b.line)
+                    f"free tiles earlier or use smaller tiles",
+                    kernel=self.kernel_name,
+                    line=b.line,
+                )
             if b.kind is PSUM and used[PSUM] > lim.psum_banks:
                 raise NKIError(
                     f"PSUM capacity exceeded: {used[PSUM]} banks of {bank} bytes per partition are live when "
                     f"{b.describe()} is allocated, over the limit of {lim.psum_banks} banks "
                     f"({lim.psum_banks * bank // 1024} KiB per partition, 2 MiB in all)",
-                    kernel=self.kernel_name, line=b.line)
+                    kernel=self.kernel_name,
+                    line=b.line,
+                )
 
 
 def _propagate(poisons, shape, rule):

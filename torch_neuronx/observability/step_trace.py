@@ -48,9 +48,13 @@ def summarize(trace_file: str, steps: int, wall_s: float) -> dict:
 
     measured, estimated = per_family(load(trace_file))
     est_us = sum(sum(v.values()) for v in estimated.values())
-    return {"trace": os.path.abspath(trace_file), "steps": steps, "wall_ms_per_step": 1e3 * wall_s / steps,
-            "device_ms_per_step": sum(measured.values()) / 1e3 / steps,
-            "estimated_trn2_ms_per_step": est_us / 1e3 / steps}
+    return {
+        "trace": os.path.abspath(trace_file),
+        "steps": steps,
+        "wall_ms_per_step": 1e3 * wall_s / steps,
+        "device_ms_per_step": sum(measured.values()) / 1e3 / steps,
+        "estimated_trn2_ms_per_step": est_us / 1e3 / steps,
+    }
 
 
 def _start() -> None:
@@ -58,8 +62,9 @@ def _start() -> None:
         from torch.profiler import ProfilerAction, ProfilerActivity, profile
 
         # a schedule that always records: the trace marks each step (ProfilerStep#N)
-        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1],
-                       schedule=lambda step: ProfilerAction.RECORD)
+        prof = profile(
+            activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1], schedule=lambda step: ProfilerAction.RECORD
+        )
         prof.start()
         _state["recorder"] = prof
     else:
@@ -94,11 +99,16 @@ def stop() -> dict | None:
 
         activities = [a for a in _C._trace_take(recorder) if a["depth"] == 0]
         known = [a["estimated_us"] for a in activities if a["estimated_us"] >= 0]
-        est_us = sum(known) + sum(us for us, _ in trace_estimate.estimate_activities(
-            [a for a in activities if a["estimated_us"] < 0]))
-        _state["summary"] = {"trace": None, "steps": steps, "wall_ms_per_step": 1e3 * wall / steps,
-                             "device_ms_per_step": sum(a["end_ns"] - a["start_ns"] for a in activities) / 1e6 / steps,
-                             "estimated_trn2_ms_per_step": est_us / 1e3 / steps}
+        est_us = sum(known) + sum(
+            us for us, _ in trace_estimate.estimate_activities([a for a in activities if a["estimated_us"] < 0])
+        )
+        _state["summary"] = {
+            "trace": None,
+            "steps": steps,
+            "wall_ms_per_step": 1e3 * wall / steps,
+            "device_ms_per_step": sum(a["end_ns"] - a["start_ns"] for a in activities) / 1e6 / steps,
+            "estimated_trn2_ms_per_step": est_us / 1e3 / steps,
+        }
         return _state["summary"]
     recorder.stop()
     path = trace_path()
@@ -108,9 +118,13 @@ def stop() -> dict | None:
     with open(path + ".summary.json", "w") as f:
         json.dump(summary, f, indent=1)
     _state["summary"] = summary
-    print(f"torch_neuronx: traced {steps} optimizer steps to {path} (open in https://ui.perfetto.dev); "
-          f"estimated Trainium2 device time {summary['estimated_trn2_ms_per_step']:.2f} ms per step, measured "
-          f"here {summary['wall_ms_per_step']:.0f} ms", file=sys.stderr, flush=True)
+    print(
+        f"torch_neuronx: traced {steps} optimizer steps to {path} (open in https://ui.perfetto.dev); "
+        f"estimated Trainium2 device time {summary['estimated_trn2_ms_per_step']:.2f} ms per step, measured "
+        f"here {summary['wall_ms_per_step']:.0f} ms",
+        file=sys.stderr,
+        flush=True,
+    )
     return summary
 
 

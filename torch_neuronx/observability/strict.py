@@ -36,8 +36,25 @@ import torch
 from .. import settings
 from . import strict_memory
 from .strict_events import _apply
-from .strict_findings import (ENV, REPORT_ENV, StrictModeError, StrictModeWarning, _findings, _lock,  # noqa: F401
-                              _parse, _pending, _stack, _state, current_mode, findings, locate)
+from .strict_findings import (
+    ENV,
+    REPORT_ENV,
+    _findings,
+    _lock,
+    _parse,
+    _pending,
+    _stack,
+    _state,
+    current_mode,
+    findings,
+    locate,
+)
+from .strict_findings import (
+    StrictModeError as StrictModeError,  # torch_neuronx.StrictModeError
+)
+from .strict_findings import (
+    StrictModeWarning as StrictModeWarning,
+)
 from .strict_memory import check_memory
 from .strict_report import format_report, run_record, save
 

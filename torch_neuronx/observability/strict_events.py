@@ -11,8 +11,18 @@ import torch
 from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from .. import _C, trainium
-from .strict_findings import (_live_frames, REMEDIES, StrictModeError, _local, _lock, _pending, _state, current_mode, locate,
-                              record)
+from .strict_findings import (
+    REMEDIES,
+    StrictModeError,
+    _live_frames,
+    _local,
+    _lock,
+    _pending,
+    _state,
+    current_mode,
+    locate,
+    record,
+)
 from .strict_memory import check_memory
 
 
@@ -76,8 +86,13 @@ def _after_step(optimizer, args, kwargs) -> None:
     try:
         if earlier_step:
             for copy_where, (detail, count) in pending:
-                record("host_sync", "aten::_copy_from", f"{detail}, between two optimizer steps",
-                       where=copy_where, count=count)
+                record(
+                    "host_sync",
+                    "aten::_copy_from",
+                    f"{detail}, between two optimizer steps",
+                    where=copy_where,
+                    count=count,
+                )
     finally:
         check_memory(where)
 
@@ -98,8 +113,14 @@ def check_compiled_graph(gm, example_inputs) -> StrictModeError | None:
     call_site = locate()
     found = []
     if reason is not None and reason.graph_break:
-        found.append(("graph_break", f"graph break in {stack[0].name if stack else name}",
-                      reason.reason.strip().splitlines()[0], locate(inner)))
+        found.append(
+            (
+                "graph_break",
+                f"graph break in {stack[0].name if stack else name}",
+                reason.reason.strip().splitlines()[0],
+                locate(inner),
+            )
+        )
     why = current_recompilation()
     if why:
         found.append(("recompile", f"recompilation of {name}", why, call_site))
@@ -142,5 +163,8 @@ def check_process_group(size: int) -> None:
     here = int(os.environ.get("LOCAL_WORLD_SIZE", size))
     cores, what = instance_cores()
     if here > cores:
-        record("process_group", "ProcessGroupNeuron", f"{here} ranks on this host need {here} NeuronCores; the "
-               f"emulated instance has {cores} ({what})")
+        record(
+            "process_group",
+            "ProcessGroupNeuron",
+            f"{here} ranks on this host need {here} NeuronCores; the emulated instance has {cores} ({what})",
+        )

@@ -30,24 +30,24 @@ MODES = ("off", "warn", "error")
 
 REMEDIES = {
     "fallback": "it has no NeuronCore kernel and ran on the host CPU with copies both ways: on Trainium it "
-                "would leave the device or fail to compile; use supported ops, move it out of the step, or "
-                "write an NKI kernel (torch_neuronx.nki_op)",
+    "would leave the device or fail to compile; use supported ops, move it out of the step, or "
+    "write an NKI kernel (torch_neuronx.nki_op)",
     "host_sync": "the host waits for the device, which stalls the step and splits its graph on Trainium: keep "
-                 "the value on the device (accumulate it, read it every N steps, log outside the step)",
+    "the value on the device (accumulate it, read it every N steps, log outside the step)",
     "data_dependent": "the output's shape depends on the data, which the Neuron compiler cannot size: use a "
-                      "fixed-shape form (masks, torch.where, nonzero_static / size=...)",
+    "fixed-shape form (masks, torch.where, nonzero_static / size=...)",
     "float64": "Trainium's engines have no float64 or complex arithmetic: compute in float32 or bfloat16 (watch "
-               "torch.from_numpy, which gives float64, and torch.set_default_dtype)",
+    "torch.from_numpy, which gives float64, and torch.set_default_dtype)",
     "recompile": "each new input shape compiles a new graph (minutes on Trainium): pad inputs to a few fixed "
-                 "shapes (buckets), or keep shapes and Python values passed to the model constant",
+    "shapes (buckets), or keep shapes and Python values passed to the model constant",
     "graph_break": "the compiled region is split here and the device waits for the host between the parts: "
-                   "remove the Python-side operation from the compiled code or move it out of the step",
+    "remove the Python-side operation from the compiled code or move it out of the step",
     "dynamic_shape": "the Neuron compiler needs static shapes: compile with dynamic=False (the neuron "
-                     "backend's default) and pad inputs to fixed shapes instead of mark_dynamic/dynamic=True",
+    "backend's default) and pad inputs to fixed shapes instead of mark_dynamic/dynamic=True",
     "memory": "the step needs more memory than one NeuronCore's HBM: shard the model (FSDP2, tensor "
-              "parallel), checkpoint activations, use a smaller batch or bfloat16",
+    "parallel), checkpoint activations, use a smaller batch or bfloat16",
     "process_group": "a rank needs a NeuronCore of its own: use fewer ranks per host, more hosts, or an "
-                     "instance with more cores (emulator: TORCH_NEURONX_EMU_CHIPS, NEURON_LOGICAL_NC_CONFIG=1)",
+    "instance with more cores (emulator: TORCH_NEURONX_EMU_CHIPS, NEURON_LOGICAL_NC_CONFIG=1)",
 }
 
 
@@ -83,13 +83,15 @@ class Finding:
 
 # -- source lines --------------------------------------------------------------
 _OWN = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, sys.modules["torch_neuronx"]))
-_LIBS = tuple(sorted({os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "platstdlib", "purelib",
-                                                                              "platlib")}))
+_LIBS = tuple(
+    sorted({os.path.join(sysconfig.get_paths()[k], "") for k in ("stdlib", "platstdlib", "purelib", "platlib")})
+)
 
 
 def _internal(filename: str) -> bool:
-    return (filename.startswith(_OWN) or filename.startswith(("<frozen", "<eval_with_key"))
-            or "/torchinductor_" in filename)
+    return (
+        filename.startswith(_OWN) or filename.startswith(("<frozen", "<eval_with_key")) or "/torchinductor_" in filename
+    )
 
 
 def _live_frames() -> list[tuple[str, int]]:
@@ -133,8 +135,9 @@ def current_mode() -> str:
     return _stack[-1] if _stack else _state["env"]
 
 
-def record(kind: str, op: str, detail: str, *, where=None, remedy: str | None = None, count: int = 1,
-           may_raise: bool = True) -> Finding | None:
+def record(
+    kind: str, op: str, detail: str, *, where=None, remedy: str | None = None, count: int = 1, may_raise: bool = True
+) -> Finding | None:
     """Counts one finding (located on the live stack unless `where` is given);
     warns when it is new (warn mode), raises StrictModeError (error mode)."""
     mode = current_mode()
@@ -153,8 +156,9 @@ def record(kind: str, op: str, detail: str, *, where=None, remedy: str | None = 
         raise StrictModeError(finding)
     if new and mode == "warn":
         filename, _, lineno = line.rpartition(":")
-        warnings.warn_explicit(finding.message(), StrictModeWarning, filename or line,
-                               int(lineno) if lineno.isdigit() else 0)
+        warnings.warn_explicit(
+            finding.message(), StrictModeWarning, filename or line, int(lineno) if lineno.isdigit() else 0
+        )
     return finding
 
 

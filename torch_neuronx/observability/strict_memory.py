@@ -39,9 +39,14 @@ def check_memory(where=None, may_raise: bool = True) -> None:
         limit, lnc, generation = core_hbm(d)
         if peak > limit and d not in _reported:
             _reported.add(d)
-            _s.record("memory", f"neuron:{d}", f"peak allocation {peak / 2**30:.2f} GiB is over the "
-                      f"{limit / 2**30:.0f} GiB HBM of one {generation} logical core at LNC={lnc}",
-                      where=where or _s.locate(), may_raise=may_raise)
+            _s.record(
+                "memory",
+                f"neuron:{d}",
+                f"peak allocation {peak / 2**30:.2f} GiB is over the "
+                f"{limit / 2**30:.0f} GiB HBM of one {generation} logical core at LNC={lnc}",
+                where=where or _s.locate(),
+                may_raise=may_raise,
+            )
 
 
 def reset_memory() -> None:
@@ -57,6 +62,7 @@ def peak_memory() -> list[dict]:
         if peak == 0:
             continue
         limit, lnc, generation = core_hbm(d)
-        out.append({"device": f"neuron:{d}", "peak_bytes": peak, "core_hbm_bytes": limit, "lnc": lnc,
-                    "generation": generation})
+        out.append(
+            {"device": f"neuron:{d}", "peak_bytes": peak, "core_hbm_bytes": limit, "lnc": lnc, "generation": generation}
+        )
     return out

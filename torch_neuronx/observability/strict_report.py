@@ -12,10 +12,18 @@ from .. import settings
 from . import strict_findings as _s
 from .strict_memory import peak_memory
 
+
 def run_record() -> dict:
-    return {"version": 1, "argv": list(sys.argv), "mode": _s.current_mode(), "env_mode": _s._state["env"],
-            "optimizer_steps": _s._state["steps"], "findings": [f.as_dict() for f in _s.findings()],
-            "peak_memory": peak_memory(), "trace": _trace_summary()}
+    return {
+        "version": 1,
+        "argv": list(sys.argv),
+        "mode": _s.current_mode(),
+        "env_mode": _s._state["env"],
+        "optimizer_steps": _s._state["steps"],
+        "findings": [f.as_dict() for f in _s.findings()],
+        "peak_memory": peak_memory(),
+        "trace": _trace_summary(),
+    }
 
 
 def _trace_summary() -> dict | None:
@@ -40,9 +48,12 @@ def format_report(record: dict, top: int = 10) -> str:
     with their lines and what to do, peak memory per core."""
     findings = record.get("findings", [])
     argv = " ".join(record.get("argv") or []) or "?"
-    lines = [f"torch_neuronx strict mode report: {argv}",
-             f"{len(findings)} distinct findings, {sum(f['count'] for f in findings)} occurrences, "
-             f"{record.get('optimizer_steps', 0)} optimizer steps", ""]
+    lines = [
+        f"torch_neuronx strict mode report: {argv}",
+        f"{len(findings)} distinct findings, {sum(f['count'] for f in findings)} occurrences, "
+        f"{record.get('optimizer_steps', 0)} optimizer steps",
+        "",
+    ]
     if findings:
         per_kind: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for f in findings:
@@ -70,14 +81,19 @@ def format_report(record: dict, top: int = 10) -> str:
         lines += ["", "Peak memory per NeuronCore (against one logical core's HBM on Trainium):"]
         for m in memory:
             over = "  OVER" if m["peak_bytes"] > m["core_hbm_bytes"] else ""
-            lines.append(f"  {m['device']:<10}{_gib(m['peak_bytes']):>12} of {_gib(m['core_hbm_bytes'])} "
-                         f"(LNC={m['lnc']}, {100 * m['peak_bytes'] / m['core_hbm_bytes']:.1f}%){over}")
+            lines.append(
+                f"  {m['device']:<10}{_gib(m['peak_bytes']):>12} of {_gib(m['core_hbm_bytes'])} "
+                f"(LNC={m['lnc']}, {100 * m['peak_bytes'] / m['core_hbm_bytes']:.1f}%){over}"
+            )
     traced = record.get("trace")
     if traced:
         where = f" (trace: {traced['trace']})" if traced.get("trace") else ""
-        lines += ["", f"{traced['steps']} optimizer steps as Trainium2 would run them{where}:",
-                  f"  estimated Trainium2 time per step: {traced['estimated_trn2_ms_per_step']:.2f} ms "
-                  f"(device busy, host never waited on); here: {traced['wall_ms_per_step']:.0f} ms per step"]
+        lines += [
+            "",
+            f"{traced['steps']} optimizer steps as Trainium2 would run them{where}:",
+            f"  estimated Trainium2 time per step: {traced['estimated_trn2_ms_per_step']:.2f} ms "
+            f"(device busy, host never waited on); here: {traced['wall_ms_per_step']:.0f} ms per step",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -88,8 +104,11 @@ def main(path: str | None, trace: str | None = None, steps: int | None = None, p
 
     path = path or settings.value(_s.REPORT_ENV)
     if not path and not trace:
-        print("python -m torch_neuronx report: give the run record (written by a run with "
-              f"{_s.ENV}=warn and {_s.REPORT_ENV}=run.json) or --trace", file=sys.stderr)
+        print(
+            "python -m torch_neuronx report: give the run record (written by a run with "
+            f"{_s.ENV}=warn and {_s.REPORT_ENV}=run.json) or --trace",
+            file=sys.stderr,
+        )
         return 2
     record = {}
     if path:
@@ -109,7 +128,9 @@ def main(path: str | None, trace: str | None = None, steps: int | None = None, p
             trace_report.draw_png(trace, png, steps)
             print(f"drew {png}")
     elif png:
-        print("python -m torch_neuronx report: --png needs a trace (--trace, or a run with TORCH_NEURONX_TRACE)",
-              file=sys.stderr)
+        print(
+            "python -m torch_neuronx report: --png needs a trace (--trace, or a run with TORCH_NEURONX_TRACE)",
+            file=sys.stderr,
+        )
         return 2
     return 0

@@ -12,14 +12,57 @@ from collections import defaultdict
 ESTIMATE_TRACK = "estimated Trainium2"
 SUFFIX = " (estimated)"
 
-_MATMUL = {"mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "convolution", "convolution_overrideable",
-           "convolution_backward_overrideable", "_convolution"}
-_REDUCE = {"sum", "mean", "var", "std", "var_mean", "norm", "amax", "amin", "max", "min", "argmax", "argmin",
-           "cumsum", "softmax", "_softmax", "log_softmax", "_log_softmax", "native_layer_norm", "_fused_rms_norm",
-           "native_layer_norm_backward", "_softmax_backward_data", "_log_softmax_backward_data", "logsumexp",
-           "_fused_rms_norm_backward", "nll_loss_forward", "nll_loss_backward", "linalg_vector_norm"}
-FAMILIES = ["matmul & conv", "attention", "reductions & norms", "elementwise & other", "copies", "collectives",
-            "NKI kernels", "compiled graphs"]
+_MATMUL = {
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "linear",
+    "matmul",
+    "convolution",
+    "convolution_overrideable",
+    "convolution_backward_overrideable",
+    "_convolution",
+}
+_REDUCE = {
+    "sum",
+    "mean",
+    "var",
+    "std",
+    "var_mean",
+    "norm",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "cumsum",
+    "softmax",
+    "_softmax",
+    "log_softmax",
+    "_log_softmax",
+    "native_layer_norm",
+    "_fused_rms_norm",
+    "native_layer_norm_backward",
+    "_softmax_backward_data",
+    "_log_softmax_backward_data",
+    "logsumexp",
+    "_fused_rms_norm_backward",
+    "nll_loss_forward",
+    "nll_loss_backward",
+    "linalg_vector_norm",
+}
+FAMILIES = [
+    "matmul & conv",
+    "attention",
+    "reductions & norms",
+    "elementwise & other",
+    "copies",
+    "collectives",
+    "NKI kernels",
+    "compiled graphs",
+]
 
 
 def family(name: str, kind: str) -> str:
@@ -48,10 +91,18 @@ def load(path) -> list[dict]:
 
 def _device_tracks(events):
     """{(pid, tid): track name} of the neuron devices' tracks."""
-    devices = {e["pid"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"
-               and str(e["args"].get("name", "")).startswith("neuron ")}
-    return {(e["pid"], e["tid"]): e["args"]["name"] for e in events
-            if e.get("ph") == "M" and e.get("name") == "thread_name" and e["pid"] in devices}
+    devices = {
+        e["pid"]
+        for e in events
+        if e.get("ph") == "M"
+        and e.get("name") == "process_name"
+        and str(e["args"].get("name", "")).startswith("neuron ")
+    }
+    return {
+        (e["pid"], e["tid"]): e["args"]["name"]
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "thread_name" and e["pid"] in devices
+    }
 
 
 def per_family(events) -> tuple[dict, dict]:
@@ -67,7 +118,7 @@ def per_family(events) -> tuple[dict, dict]:
     for key, slices in by_track.items():
         if tracks[key] == ESTIMATE_TRACK:
             for e in slices:
-                name = e["name"][:-len(SUFFIX)] if e["name"].endswith(SUFFIX) else e["name"]
+                name = e["name"][: -len(SUFFIX)] if e["name"].endswith(SUFFIX) else e["name"]
                 estimated[family(name, e["args"].get("kind", "op"))][e["args"].get("engine", "?")] += e["dur"]
             continue
         end = float("-inf")
@@ -81,19 +132,26 @@ def per_family(events) -> tuple[dict, dict]:
 def format_trace(path, steps: int = 1) -> str:
     measured, estimated = per_family(load(path))
     est_total = {f: sum(v.values()) for f, v in estimated.items()}
-    lines = [f"trace {path} ({steps} step{'s' if steps != 1 else ''}): time per step, ms",
-             f"  {'op family':<22}{'measured here':>14}{'est. Trainium2':>16}"]
+    lines = [
+        f"trace {path} ({steps} step{'s' if steps != 1 else ''}): time per step, ms",
+        f"  {'op family':<22}{'measured here':>14}{'est. Trainium2':>16}",
+    ]
     for f in FAMILIES:
         if f in measured or f in est_total:
-            lines.append(f"  {f:<22}{measured.get(f, 0) / 1e3 / steps:>14.3f}{est_total.get(f, 0) / 1e3 / steps:>16.3f}")
-    lines.append(f"  {'total':<22}{sum(measured.values()) / 1e3 / steps:>14.3f}"
-                 f"{sum(est_total.values()) / 1e3 / steps:>16.3f}")
+            lines.append(
+                f"  {f:<22}{measured.get(f, 0) / 1e3 / steps:>14.3f}{est_total.get(f, 0) / 1e3 / steps:>16.3f}"
+            )
+    lines.append(
+        f"  {'total':<22}{sum(measured.values()) / 1e3 / steps:>14.3f}{sum(est_total.values()) / 1e3 / steps:>16.3f}"
+    )
     engines: dict = defaultdict(float)
     for per_engine in estimated.values():
         for engine, us in per_engine.items():
             engines[engine] += us
-    lines.append("  estimated Trainium2 time by bounding engine: " + ", ".join(
-        f"{e} {us / 1e3 / steps:.3f}" for e, us in sorted(engines.items(), key=lambda kv: -kv[1])))
+    lines.append(
+        "  estimated Trainium2 time by bounding engine: "
+        + ", ".join(f"{e} {us / 1e3 / steps:.3f}" for e, us in sorted(engines.items(), key=lambda kv: -kv[1]))
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -110,10 +168,18 @@ def draw_png(path, out_png, steps: int = 1, title: str | None = None) -> None:
     engines = sorted({e for v in estimated.values() for e in v})
     fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.8))
     y = range(len(fams))
-    left.barh([i + 0.2 for i in y], [measured.get(f, 0) / 1e3 / steps for f in fams], 0.4,
-              label="measured on this host (emulator)")
-    left.barh([i - 0.2 for i in y], [sum(estimated.get(f, {}).values()) / 1e3 / steps for f in fams], 0.4,
-              label="estimated Trainium2")
+    left.barh(
+        [i + 0.2 for i in y],
+        [measured.get(f, 0) / 1e3 / steps for f in fams],
+        0.4,
+        label="measured on this host (emulator)",
+    )
+    left.barh(
+        [i - 0.2 for i in y],
+        [sum(estimated.get(f, {}).values()) / 1e3 / steps for f in fams],
+        0.4,
+        label="estimated Trainium2",
+    )
     left.set_yticks(list(y), fams)
     left.set_xscale("log")
     left.set_xlabel("ms per step (log scale)")

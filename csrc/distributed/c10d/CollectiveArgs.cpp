@@ -2,7 +2,6 @@
 
 #include <c10/util/Exception.h>
 
-
 namespace torch_neuronx::dist::args {
 
 std::exception_ptr as_dist_backend_error(const std::exception& e) {
@@ -33,18 +32,32 @@ ReduceSpec reduce_spec(const c10d::ReduceOp& op, c10::ScalarType dtype, const ch
   ReduceSpec spec;
   spec.code = static_cast<int64_t>(op.op_);
   switch (op.op_) {
-    case c10d::ReduceOp::SUM: spec.op = Reduce::kSum; break;
+    case c10d::ReduceOp::SUM:
+      spec.op = Reduce::kSum;
+      break;
     case c10d::ReduceOp::AVG:
       TORCH_CHECK(c10::isFloatingType(dtype), what, ": ReduceOp.AVG needs a floating dtype, got ", dtype);
       spec.op = Reduce::kSum;
       spec.average = true;
       break;
-    case c10d::ReduceOp::PRODUCT: spec.op = Reduce::kProduct; break;
-    case c10d::ReduceOp::MIN: spec.op = Reduce::kMin; break;
-    case c10d::ReduceOp::MAX: spec.op = Reduce::kMax; break;
-    case c10d::ReduceOp::BAND: spec.op = Reduce::kBand; break;
-    case c10d::ReduceOp::BOR: spec.op = Reduce::kBor; break;
-    case c10d::ReduceOp::BXOR: spec.op = Reduce::kBxor; break;
+    case c10d::ReduceOp::PRODUCT:
+      spec.op = Reduce::kProduct;
+      break;
+    case c10d::ReduceOp::MIN:
+      spec.op = Reduce::kMin;
+      break;
+    case c10d::ReduceOp::MAX:
+      spec.op = Reduce::kMax;
+      break;
+    case c10d::ReduceOp::BAND:
+      spec.op = Reduce::kBand;
+      break;
+    case c10d::ReduceOp::BOR:
+      spec.op = Reduce::kBor;
+      break;
+    case c10d::ReduceOp::BXOR:
+      spec.op = Reduce::kBxor;
+      break;
     case c10d::ReduceOp::PREMUL_SUM: {
       TORCH_CHECK(c10::isFloatingType(dtype), what, ": PREMUL_SUM needs a floating dtype, got ", dtype);
       auto* sup = dynamic_cast<c10d::PreMulSumSupplement*>(op.supplement_.get());
@@ -53,7 +66,8 @@ ReduceSpec reduce_spec(const c10d::ReduceOp& op, c10::ScalarType dtype, const ch
       spec.premul = sup->tensor_factor.defined() ? sup->tensor_factor.item<double>() : sup->double_factor;
       break;
     }
-    default: TORCH_CHECK(false, what, ": reduce op ", static_cast<int>(op.op_), " is not supported");
+    default:
+      TORCH_CHECK(false, what, ": reduce op ", static_cast<int>(op.op_), " is not supported");
   }
   std::string why = unsupported_reason(dtype, spec.op);
   TORCH_CHECK(why.empty(), what, ": ", why);

@@ -31,8 +31,10 @@ class NeuronWork final : public c10d::Work {
 
   void complete(std::exception_ptr error) {
     completing_.store(true, std::memory_order_release);  // before any waiter can wake (future or work)
-    if (error) future_->setError(error);
-    else future_->markCompleted(c10::IValue(outputs_));
+    if (error)
+      future_->setError(error);
+    else
+      future_->markCompleted(c10::IValue(outputs_));
     finish(error);
   }
 
@@ -70,6 +72,5 @@ class NeuronWork final : public c10d::Work {
   std::atomic<bool> retired_{false};
   std::atomic<bool> completing_{false};
 };
-
 
 }  // namespace torch_neuronx::dist

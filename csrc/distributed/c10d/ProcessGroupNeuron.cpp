@@ -9,8 +9,8 @@
 
 #include "distributed/c10d/CollectiveArgs.h"
 #include "distributed/c10d/HostBuffers.h"
-#include "distributed/multihost/MultiHostCollectives.h"
 #include "distributed/c10d/NeuronWork.h"
+#include "distributed/multihost/MultiHostCollectives.h"
 #include "profiler/NeuronTrace.h"
 #include "runtime/NeuronHostAccess.h"
 
@@ -35,8 +35,8 @@ ProcessGroupNeuron::ProcessGroupNeuron(const c10::intrusive_ptr<c10d::Store>& st
                                        std::chrono::milliseconds timeout, std::string group_name, HostSpan span)
     : Backend(rank, size), store_(store), timeout_(timeout), group_name_(std::move(group_name)) {
   const bool multi_host = !span.host_of_rank.empty();
-  TORCH_CHECK(!multi_host || static_cast<int>(span.host_of_rank.size()) == size, "neuron process group: ",
-              span.host_of_rank.size(), " host entries for a group of ", size);
+  TORCH_CHECK(!multi_host || static_cast<int>(span.host_of_rank.size()) == size,
+              "neuron process group: ", span.host_of_rank.size(), " host entries for a group of ", size);
   int local_rank = rank, local_size = size;
   c10::intrusive_ptr<c10d::Store> local_store = store;
   if (multi_host) {
@@ -116,9 +116,9 @@ c10::intrusive_ptr<c10d::Backend::Options> ProcessGroupNeuron::getBackendOptions
   return opts;
 }
 
-c10::intrusive_ptr<c10d::Backend> ProcessGroupNeuron::split(const c10::intrusive_ptr<c10d::Store>& /*store: see the header*/,
-                                                            const std::vector<int>& ranks,
-                                                            const c10::intrusive_ptr<Options>& opts) {
+c10::intrusive_ptr<c10d::Backend> ProcessGroupNeuron::split(
+    const c10::intrusive_ptr<c10d::Store>& /*store: see the header*/, const std::vector<int>& ranks,
+    const c10::intrusive_ptr<Options>& opts) {
   TORCH_CHECK(!multi_, "neuron process group '", group_name_, "': split_group of a group that spans hosts is not ",
               "supported yet; use dist.new_group");
   std::vector<int> sorted = ranks;
@@ -152,8 +152,7 @@ void ProcessGroupNeuron::release_all_finished() {
       {
         std::unique_lock<std::mutex> lock(pg->mu_);
         // A call the worker has completed is handed over right after: wait for that, not for calls still running.
-        pg->idle_cv_.wait_for(lock, std::chrono::seconds(1),
-                              [&] { return !pg->busy_ || !pg->running_->completing(); });
+        pg->idle_cv_.wait_for(lock, std::chrono::seconds(1), [&] { return !pg->busy_ || !pg->running_->completing(); });
         for (Item& item : pg->finished_) items.push_back(std::move(item));
         pg->finished_.clear();
       }
@@ -171,30 +170,33 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::collectives(c10d::OpType type
   }
   const int32_t device = outputs.empty() || !outputs[0].is_privateuseone() ? -1 : outputs[0].device().index();
   const uint64_t correlation = trace::current_correlation();
-  return enqueue(type, std::move(outputs), [this, &def, calls = std::move(calls), fill = std::move(fill), device,
-                                            correlation, bytes]() mutable {
-    trace::ActivityScope activity(trace::Kind::kCollective, "c10d::" + std::string(def.name),
-                                  multi_ ? "shared memory, Gloo between hosts" : "shared memory");
-    if (activity.on()) {
-      if (device >= 0) activity.set_device(device);
-      activity.set_correlation(correlation);
-      activity.set_bytes(static_cast<int64_t>(bytes));
-      activity.set_world(getSize());
-    }
-    dist::HostBuffers buffers;
-    for (size_t i = 0; i < calls.size(); ++i) {
-      fill(buffers, calls[i], i);
-      run(def, calls[i]);
-    }
-    buffers.finish();
-  }, bytes);
+  return enqueue(
+      type, std::move(outputs),
+      [this, &def, calls = std::move(calls), fill = std::move(fill), device, correlation, bytes]() mutable {
+        trace::ActivityScope activity(trace::Kind::kCollective, "c10d::" + std::string(def.name),
+                                      multi_ ? "shared memory, Gloo between hosts" : "shared memory");
+        if (activity.on()) {
+          if (device >= 0) activity.set_device(device);
+          activity.set_correlation(correlation);
+          activity.set_bytes(static_cast<int64_t>(bytes));
+          activity.set_world(getSize());
+        }
+        dist::HostBuffers buffers;
+        for (size_t i = 0; i < calls.size(); ++i) {
+          fill(buffers, calls[i], i);
+          run(def, calls[i]);
+        }
+        buffers.finish();
+      },
+      bytes);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::collective(c10d::OpType type, const dist::CollectiveDef& def,
                                                               std::vector<at::Tensor> outputs, dist::HostCall call,
                                                               Fill fill, uint64_t bytes) {
-  return collectives(type, def, std::move(outputs), {std::move(call)},
-                     [fill = std::move(fill)](dist::HostBuffers& b, dist::HostCall& c, size_t) { fill(b, c); }, bytes);
+  return collectives(
+      type, def, std::move(outputs), {std::move(call)},
+      [fill = std::move(fill)](dist::HostBuffers& b, dist::HostCall& c, size_t) { fill(b, c); }, bytes);
 }
 
 void ProcessGroupNeuron::run(const dist::CollectiveDef& def, const dist::HostCall& call) {
@@ -211,9 +213,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::run_named(const std::string& 
   wait_for_producers(outputs);
   dist::HostCall call = call_of(inputs[0]);
   call.root = root;
-  return collective(c10d::OpType::UNKNOWN, def, outputs, call, [in = inputs[0], out = outputs[0]](auto& b, auto& c) {
-    c.in = b.input(in), c.out = b.output(out);
-  }, inputs[0].nbytes());
+  return collective(
+      c10d::OpType::UNKNOWN, def, outputs, call,
+      [in = inputs[0], out = outputs[0]](auto& b, auto& c) { c.in = b.input(in), c.out = b.output(out); },
+      inputs[0].nbytes());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce(std::vector<at::Tensor>& tensors,
@@ -223,13 +226,13 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce(std::vector<at::Ten
   dist::HostCall call = call_of(t);
   call.spec = reduce_spec(opts.reduceOp, t.scalar_type(), "allreduce");
   wait_for_producers(tensors);
-  return collective(c10d::OpType::ALLREDUCE, dist::kAllreduce, tensors, call, [t](auto& b, auto& c) {
-    c.in = c.out = b.inout(t);
-  }, t.nbytes());
+  return collective(
+      c10d::OpType::ALLREDUCE, dist::kAllreduce, tensors, call, [t](auto& b, auto& c) { c.in = c.out = b.inout(t); },
+      t.nbytes());
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce_coalesced(
-    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                                                       const c10d::AllreduceCoalescedOptions& opts) {
   std::vector<dist::HostCall> calls;
   uint64_t bytes = 0;
   for (const at::Tensor& t : tensors) {
@@ -239,8 +242,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allreduce_coalesced(
     bytes += t.nbytes();
   }
   wait_for_producers(tensors);
-  return collectives(c10d::OpType::ALLREDUCE_COALESCED, dist::kAllreduce, tensors, calls,
-                     [tensors](auto& b, auto& c, size_t i) { c.in = c.out = b.inout(tensors[i]); }, bytes);
+  return collectives(
+      c10d::OpType::ALLREDUCE_COALESCED, dist::kAllreduce, tensors, calls,
+      [tensors](auto& b, auto& c, size_t i) { c.in = c.out = b.inout(tensors[i]); }, bytes);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::broadcast(std::vector<at::Tensor>& tensors,
@@ -250,9 +254,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::broadcast(std::vector<at::Ten
   dist::HostCall call = call_of(t);
   call.root = static_cast<int>(opts.rootRank);
   wait_for_producers(tensors);
-  return collective(c10d::OpType::BROADCAST, dist::kBroadcast, tensors, call, [t](auto& b, auto& c) {
-    c.in = c.out = b.inout(t);
-  }, t.nbytes());
+  return collective(
+      c10d::OpType::BROADCAST, dist::kBroadcast, tensors, call, [t](auto& b, auto& c) { c.in = c.out = b.inout(t); },
+      t.nbytes());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_allgather_base(at::Tensor& output, at::Tensor& input,
@@ -265,9 +269,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_allgather_base(at::Tensor& o
   TORCH_CHECK(output.numel() == input.numel() * getSize(), "all_gather_into_tensor: output has ", output.numel(),
               " elements, expected world size x input = ", getSize(), " x ", input.numel());
   wait_for_producers({input, output});
-  return collective(c10d::OpType::_ALLGATHER_BASE, dist::kAllgather, {output}, call_of(input),
-                    [input, output](auto& b, auto& c) { c.in = b.input(input), c.out = b.output(output); },
-                    input.nbytes() * getSize());
+  return collective(
+      c10d::OpType::_ALLGATHER_BASE, dist::kAllgather, {output}, call_of(input),
+      [input, output](auto& b, auto& c) { c.in = b.input(input), c.out = b.output(output); },
+      input.nbytes() * getSize());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -280,9 +285,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::allgather(std::vector<std::ve
   std::vector<at::Tensor> outs = outputs[0];
   wait_for_producers(outs);
   wait_for_producers(inputs);
-  return collective(c10d::OpType::ALLGATHER, dist::kAllgather, outs, call_of(input),
-                    [input, outs](auto& b, auto& c) { c.in = b.input(input), c.out = b.packed_outputs(outs); },
-                    input.nbytes() * getSize());
+  return collective(
+      c10d::OpType::ALLGATHER, dist::kAllgather, outs, call_of(input),
+      [input, outs](auto& b, auto& c) { c.in = b.input(input), c.out = b.packed_outputs(outs); },
+      input.nbytes() * getSize());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -290,16 +296,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::_reduce_scatter_base(at::Tens
   CallerWaits waits(opts.asyncOp);
   check_tensor(input, "reduce_scatter_tensor");
   check_tensor(output, "reduce_scatter_tensor");
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "reduce_scatter_tensor: output dtype ",
-              output.scalar_type(), " differs from input dtype ", input.scalar_type());
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), "reduce_scatter_tensor: output dtype ", output.scalar_type(),
+              " differs from input dtype ", input.scalar_type());
   TORCH_CHECK(input.numel() == output.numel() * getSize(), "reduce_scatter_tensor: input has ", input.numel(),
               " elements, expected world size x output = ", getSize(), " x ", output.numel());
   dist::HostCall call = call_of(output);
   call.spec = reduce_spec(opts.reduceOp, input.scalar_type(), "reduce_scatter_tensor");
   wait_for_producers({input, output});
-  return collective(c10d::OpType::_REDUCE_SCATTER_BASE, dist::kReduceScatter, {output}, call,
-                    [input, output](auto& b, auto& c) { c.in = b.input(input), c.out = b.output(output); },
-                    input.nbytes());
+  return collective(
+      c10d::OpType::_REDUCE_SCATTER_BASE, dist::kReduceScatter, {output}, call,
+      [input, output](auto& b, auto& c) { c.in = b.input(input), c.out = b.output(output); }, input.nbytes());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter(std::vector<at::Tensor>& outputs,
@@ -313,9 +319,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::reduce_scatter(std::vector<at
   call.spec = reduce_spec(opts.reduceOp, output.scalar_type(), "reduce_scatter");
   std::vector<at::Tensor> ins = inputs[0];
   wait_for_producers(ins);
-  return collective(c10d::OpType::REDUCE_SCATTER, dist::kReduceScatter, outputs, call,
-                    [ins, output](auto& b, auto& c) { c.in = b.packed_inputs(ins), c.out = b.output(output); },
-                    output.nbytes() * getSize());
+  return collective(
+      c10d::OpType::REDUCE_SCATTER, dist::kReduceScatter, outputs, call,
+      [ins, output](auto& b, auto& c) { c.in = b.packed_inputs(ins), c.out = b.output(output); },
+      output.nbytes() * getSize());
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::barrier(const c10d::BarrierOptions& opts) {

@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/collectives/Collectives.h"
 #include "distributed/c10d/HostBuffers.h"
+#include "distributed/collectives/Collectives.h"
 #include "distributed/multihost/MultiHostCollectives.h"
 #include "distributed/onehost/ShmCollectives.h"
 #include "distributed/onehost/ShmPointToPoint.h"
@@ -83,14 +83,12 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
                                                       const c10d::ReduceScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
-                                        std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
-                                         std::vector<std::vector<at::Tensor>>& inputs,
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
                                          const c10d::ScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
-                                               std::vector<int64_t>& output_splits,
-                                               std::vector<int64_t>& input_splits,
+                                               std::vector<int64_t>& output_splits, std::vector<int64_t>& input_splits,
                                                const c10d::AllToAllOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
                                           const c10d::AllToAllOptions& opts) override;
@@ -166,8 +164,7 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   // Runs task on the worker after the collectives queued before it (or on
   // the caller's thread, see CallerWaits, when nothing is queued); the
   // Work's outputs are `outputs`, and `bytes` counts toward shm_bytes().
-  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs, Task task,
-                                         uint64_t bytes);
+  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs, Task task, uint64_t bytes);
   void worker_loop();
   // Runs queued items, in order, on the calling thread until `work` is
   // complete, as long as the worker has not started on the queue: a thread
@@ -188,16 +185,15 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   // among them (the worker hands an item over right after running it).
   void release_finished(dist::NeuronWork& work);
   void track_if_coalescing(const c10::intrusive_ptr<c10d::Work>& work);
-  c10::intrusive_ptr<c10d::Work> point_to_point(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer,
-                                                int tag);
+  c10::intrusive_ptr<c10d::Work> point_to_point(c10d::OpType type, std::vector<at::Tensor>& tensors, int peer, int tag);
 
   // This host's ranks of the group, rendezvousing through `store`.
   std::unique_ptr<dist::ShmCollectives> join_host_segment(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                           int size);
 
-  std::unique_ptr<dist::ShmCollectives> shm_;         // this host's ranks (all of them on a single host)
+  std::unique_ptr<dist::ShmCollectives> shm_;          // this host's ranks (all of them on a single host)
   std::unique_ptr<dist::MultiHostCollectives> multi_;  // set when the group spans hosts
-  std::unique_ptr<dist::ShmPointToPoint> p2p_;  // single host only; uses shm_'s segment: declared after it
+  std::unique_ptr<dist::ShmPointToPoint> p2p_;         // single host only; uses shm_'s segment: declared after it
   c10::intrusive_ptr<c10d::Store> store_;
   std::chrono::milliseconds timeout_;
   std::string group_name_;
@@ -210,9 +206,9 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   // tensors may own Python objects, which the worker must never release.
   std::vector<Item> finished_;
   bool stop_ = false;
-  bool busy_ = false;  // the worker is running an item
+  bool busy_ = false;                    // the worker is running an item
   dist::NeuronWork* running_ = nullptr;  // the item's Work, while busy_
-  bool inline_ = false;  // a caller's thread is running one (enqueue)
+  bool inline_ = false;                  // a caller's thread is running one (enqueue)
   std::condition_variable idle_cv_;
   bool coalescing_ = false;
   std::vector<c10::intrusive_ptr<c10d::Work>> coalesced_;

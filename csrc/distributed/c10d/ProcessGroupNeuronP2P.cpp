@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "distributed/c10d/CollectiveArgs.h"
-#include "distributed/multihost/MultiHostCollectives.h"
 #include "distributed/c10d/NeuronWork.h"
 #include "distributed/c10d/ProcessGroupNeuron.h"
+#include "distributed/multihost/MultiHostCollectives.h"
 #include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {
@@ -71,16 +71,21 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::point_to_point(c10d::OpType t
   if (multi_) {
     at::Tensor view = dist::wrap_host_bytes(bytes->data(), t.numel(), t.scalar_type());
     c10::intrusive_ptr<c10d::Work> posted = sending ? multi_->send(view, peer, tag) : multi_->recv(view, peer, tag);
-    return enqueue(type, tensors, [this, posted, bytes, what] {
-      multi_->wait_for(posted, what, 0);
-      bytes->finish();
-    }, 0);
+    return enqueue(
+        type, tensors,
+        [this, posted, bytes, what] {
+          multi_->wait_for(posted, what, 0);
+          bytes->finish();
+        },
+        0);
   }
   auto work = c10::make_intrusive<dist::NeuronWork>(getRank(), type, tensors);
   const auto dtype = static_cast<int32_t>(t.scalar_type());
   try {
-    if (sending) p2p_->post_send(peer, bytes->data(), t.nbytes(), dtype, tag, completer(work, bytes));
-    else p2p_->post_recv(peer, bytes->data(), t.nbytes(), dtype, tag, completer(work, bytes));
+    if (sending)
+      p2p_->post_send(peer, bytes->data(), t.nbytes(), dtype, tag, completer(work, bytes));
+    else
+      p2p_->post_recv(peer, bytes->data(), t.nbytes(), dtype, tag, completer(work, bytes));
   } catch (const dist::DistError& e) {
     TORCH_CHECK_WITH(DistBackendError, false, e.what());
   }

@@ -76,16 +76,16 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::enqueue(c10d::OpType type, st
     }
     queue_.emplace_back(std::move(item));
   }
-  work->set_helper([pg = c10::weak_intrusive_ptr<ProcessGroupNeuron>(
-                        c10::intrusive_ptr<ProcessGroupNeuron>::unsafe_reclaim_from_nonowning(this))](
-                       dist::NeuronWork& w) {
-    if (auto alive = pg.lock()) alive->help_until(w);
-  });
-  work->set_releaser([pg = c10::weak_intrusive_ptr<ProcessGroupNeuron>(
-                          c10::intrusive_ptr<ProcessGroupNeuron>::unsafe_reclaim_from_nonowning(this))](
-                         dist::NeuronWork& w) {
-    if (auto alive = pg.lock()) alive->release_finished(w);
-  });
+  work->set_helper(
+      [pg = c10::weak_intrusive_ptr<ProcessGroupNeuron>(
+           c10::intrusive_ptr<ProcessGroupNeuron>::unsafe_reclaim_from_nonowning(this))](dist::NeuronWork& w) {
+        if (auto alive = pg.lock()) alive->help_until(w);
+      });
+  work->set_releaser(
+      [pg = c10::weak_intrusive_ptr<ProcessGroupNeuron>(
+           c10::intrusive_ptr<ProcessGroupNeuron>::unsafe_reclaim_from_nonowning(this))](dist::NeuronWork& w) {
+        if (auto alive = pg.lock()) alive->release_finished(w);
+      });
   cv_.notify_one();
   ++sequence_;
   track_if_coalescing(work);
@@ -153,9 +153,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupNeuron::endCoalescing() {
   for (auto& w : works) {
     for (const at::Tensor& t : w->result()) outputs.push_back(t);
   }
-  return enqueue(c10d::OpType::COALESCED, outputs, [works] {
-    for (const auto& w : works) w->wait();
-  }, 0);
+  return enqueue(
+      c10d::OpType::COALESCED, outputs,
+      [works] {
+        for (const auto& w : works) w->wait();
+      },
+      0);
 }
 
 }  // namespace torch_neuronx

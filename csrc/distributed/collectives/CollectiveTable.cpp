@@ -14,7 +14,6 @@
 namespace torch_neuronx::dist {
 namespace {
 
-
 struct Table {
   std::mutex mu;
   std::unordered_map<uint32_t, std::unique_ptr<CollectiveDef>> by_id;
@@ -57,13 +56,14 @@ const CollectiveDef& find_collective(const std::string& name) {
   TORCH_CHECK(false, "no collective named '", name, "' is registered with the neuron process group");
 }
 
-void run_collective(const CollectiveDef& def, const HostCall& call, ShmCollectives& host,
-                    MultiHostCollectives* hosts) {
+void run_collective(const CollectiveDef& def, const HostCall& call, ShmCollectives& host, MultiHostCollectives* hosts) {
   if (hosts == nullptr && def.eager != nullptr && def.eager(host, def, call)) return;
   if (hosts == nullptr && def.direct != nullptr && def.direct(host, def, call)) return;
   host.check_signature(def, def.signature(call));
-  if (hosts != nullptr) def.across_hosts(*hosts, call);
-  else def.on_one_host(host, call);
+  if (hosts != nullptr)
+    def.across_hosts(*hosts, call);
+  else
+    def.on_one_host(host, call);
 }
 
 std::string collective_name(uint32_t id) {

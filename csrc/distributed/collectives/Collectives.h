@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "distributed/collectives/Reductions.h"
 #include "distributed/collectives/CallSignature.h"
 #include "distributed/collectives/DistError.h"
+#include "distributed/collectives/Reductions.h"
 #include "runtime/NeuronExport.h"
 
 namespace torch_neuronx::dist {
@@ -39,11 +39,11 @@ struct ReduceSpec {
 // its own contract (written beside each entry in Collectives.cpp).
 struct HostCall {
   c10::ScalarType dtype = c10::kByte;
-  size_t numel = 0;           // elements of one rank's part
-  ReduceSpec spec;            // reductions
-  int root = -1;              // rooted collectives
-  const char* in = nullptr;   // input bytes (== out for in-place collectives)
-  char* out = nullptr;        // output bytes
+  size_t numel = 0;          // elements of one rank's part
+  ReduceSpec spec;           // reductions
+  int root = -1;             // rooted collectives
+  const char* in = nullptr;  // input bytes (== out for in-place collectives)
+  char* out = nullptr;       // output bytes
   // Per-peer parts (all-to-all): send[d] goes to rank d, recv[s] comes from s.
   std::vector<const char*> send;
   std::vector<char*> recv;
@@ -86,17 +86,17 @@ TORCH_NEURONX_API std::string collective_name(uint32_t id);
 // host, then the transport's implementation (across hosts when `hosts` is
 // set). Throws DistError naming what went wrong.
 TORCH_NEURONX_API void run_collective(const CollectiveDef& def, const HostCall& call, ShmCollectives& host,
-                    MultiHostCollectives* hosts);
+                                      MultiHostCollectives* hosts);
 
 // The built-in entries (Collectives.cpp).
 extern TORCH_NEURONX_API const CollectiveDef& kBarrier;
-extern TORCH_NEURONX_API const CollectiveDef& kAllreduce;   // in place: out; numel; spec
-extern TORCH_NEURONX_API const CollectiveDef& kBroadcast;   // in place: out; numel; root
-extern TORCH_NEURONX_API const CollectiveDef& kAllgather;   // in: numel; out: world x numel
+extern TORCH_NEURONX_API const CollectiveDef& kAllreduce;      // in place: out; numel; spec
+extern TORCH_NEURONX_API const CollectiveDef& kBroadcast;      // in place: out; numel; root
+extern TORCH_NEURONX_API const CollectiveDef& kAllgather;      // in: numel; out: world x numel
 extern TORCH_NEURONX_API const CollectiveDef& kReduceScatter;  // in: world x numel; out: numel; spec
-extern TORCH_NEURONX_API const CollectiveDef& kReduce;      // in place: out; numel; spec; root (others' out unchanged)
-extern TORCH_NEURONX_API const CollectiveDef& kGather;      // in: numel; out (root): world x numel; root
-extern TORCH_NEURONX_API const CollectiveDef& kScatter;     // in (root): world x numel; out: numel; root
-extern TORCH_NEURONX_API const CollectiveDef& kAlltoall;    // send/recv parts; dtype
+extern TORCH_NEURONX_API const CollectiveDef& kReduce;    // in place: out; numel; spec; root (others' out unchanged)
+extern TORCH_NEURONX_API const CollectiveDef& kGather;    // in: numel; out (root): world x numel; root
+extern TORCH_NEURONX_API const CollectiveDef& kScatter;   // in (root): world x numel; out: numel; root
+extern TORCH_NEURONX_API const CollectiveDef& kAlltoall;  // send/recv parts; dtype
 
 }  // namespace torch_neuronx::dist

@@ -22,10 +22,14 @@ template <class T>
 void reduce_typed(void* dst, const void* src, size_t n, Reduce op) {
   using Acc = std::conditional_t<std::is_same_v<T, c10::BFloat16> || std::is_same_v<T, c10::Half>, float, T>;
   switch (op) {
-    case Reduce::kSum: return apply<T>(dst, src, n, [](T a, T b) { return T(Acc(a) + Acc(b)); });
-    case Reduce::kProduct: return apply<T>(dst, src, n, [](T a, T b) { return T(Acc(a) * Acc(b)); });
-    case Reduce::kMin: return apply<T>(dst, src, n, [](T a, T b) { return Acc(b) < Acc(a) ? b : a; });
-    case Reduce::kMax: return apply<T>(dst, src, n, [](T a, T b) { return Acc(b) > Acc(a) ? b : a; });
+    case Reduce::kSum:
+      return apply<T>(dst, src, n, [](T a, T b) { return T(Acc(a) + Acc(b)); });
+    case Reduce::kProduct:
+      return apply<T>(dst, src, n, [](T a, T b) { return T(Acc(a) * Acc(b)); });
+    case Reduce::kMin:
+      return apply<T>(dst, src, n, [](T a, T b) { return Acc(b) < Acc(a) ? b : a; });
+    case Reduce::kMax:
+      return apply<T>(dst, src, n, [](T a, T b) { return Acc(b) > Acc(a) ? b : a; });
     default:
       if constexpr (std::is_integral_v<T>) {
         if (op == Reduce::kBand) return apply<T>(dst, src, n, [](T a, T b) { return T(a & b); });
@@ -51,12 +55,20 @@ bool floating(c10::ScalarType t) { return c10::isFloatingType(t); }
 
 std::string unsupported_reason(c10::ScalarType dtype, Reduce op) {
   switch (dtype) {
-    case c10::kFloat: case c10::kDouble: case c10::kBFloat16: case c10::kHalf:
+    case c10::kFloat:
+    case c10::kDouble:
+    case c10::kBFloat16:
+    case c10::kHalf:
       if (op == Reduce::kBand || op == Reduce::kBor || op == Reduce::kBxor) {
         return std::string("bitwise reductions need an integer or bool dtype, got ") + c10::toString(dtype);
       }
       return "";
-    case c10::kLong: case c10::kInt: case c10::kByte: case c10::kChar: case c10::kShort: case c10::kBool:
+    case c10::kLong:
+    case c10::kInt:
+    case c10::kByte:
+    case c10::kChar:
+    case c10::kShort:
+    case c10::kBool:
       return "";
     default:
       return std::string("dtype ") + c10::toString(dtype) +
@@ -67,17 +79,28 @@ std::string unsupported_reason(c10::ScalarType dtype, Reduce op) {
 
 void reduce_into(void* dst, const void* src, size_t n, c10::ScalarType dtype, Reduce op) {
   switch (dtype) {
-    case c10::kFloat: return reduce_typed<float>(dst, src, n, op);
-    case c10::kDouble: return reduce_typed<double>(dst, src, n, op);
-    case c10::kBFloat16: return reduce_typed<c10::BFloat16>(dst, src, n, op);
-    case c10::kHalf: return reduce_typed<c10::Half>(dst, src, n, op);
-    case c10::kLong: return reduce_typed<int64_t>(dst, src, n, op);
-    case c10::kInt: return reduce_typed<int32_t>(dst, src, n, op);
-    case c10::kShort: return reduce_typed<int16_t>(dst, src, n, op);
-    case c10::kChar: return reduce_typed<int8_t>(dst, src, n, op);
-    case c10::kByte: return reduce_typed<uint8_t>(dst, src, n, op);
-    case c10::kBool: return reduce_bool(dst, src, n, op);
-    default: TORCH_CHECK(false, unsupported_reason(dtype, op));
+    case c10::kFloat:
+      return reduce_typed<float>(dst, src, n, op);
+    case c10::kDouble:
+      return reduce_typed<double>(dst, src, n, op);
+    case c10::kBFloat16:
+      return reduce_typed<c10::BFloat16>(dst, src, n, op);
+    case c10::kHalf:
+      return reduce_typed<c10::Half>(dst, src, n, op);
+    case c10::kLong:
+      return reduce_typed<int64_t>(dst, src, n, op);
+    case c10::kInt:
+      return reduce_typed<int32_t>(dst, src, n, op);
+    case c10::kShort:
+      return reduce_typed<int16_t>(dst, src, n, op);
+    case c10::kChar:
+      return reduce_typed<int8_t>(dst, src, n, op);
+    case c10::kByte:
+      return reduce_typed<uint8_t>(dst, src, n, op);
+    case c10::kBool:
+      return reduce_bool(dst, src, n, op);
+    default:
+      TORCH_CHECK(false, unsupported_reason(dtype, op));
   }
 }
 
@@ -90,11 +113,16 @@ void scale(void* dst, size_t n, c10::ScalarType dtype, double factor, bool divid
     for (size_t i = 0; i < n; ++i) d[i] = T(divide ? Acc(d[i]) / f : Acc(d[i]) * f);
   };
   switch (dtype) {
-    case c10::kFloat: return run(static_cast<float*>(dst));
-    case c10::kDouble: return run(static_cast<double*>(dst));
-    case c10::kBFloat16: return run(static_cast<c10::BFloat16*>(dst));
-    case c10::kHalf: return run(static_cast<c10::Half*>(dst));
-    default: TORCH_CHECK(false, "unreachable");
+    case c10::kFloat:
+      return run(static_cast<float*>(dst));
+    case c10::kDouble:
+      return run(static_cast<double*>(dst));
+    case c10::kBFloat16:
+      return run(static_cast<c10::BFloat16*>(dst));
+    case c10::kHalf:
+      return run(static_cast<c10::Half*>(dst));
+    default:
+      TORCH_CHECK(false, "unreachable");
   }
 }
 

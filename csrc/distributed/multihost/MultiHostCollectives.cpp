@@ -12,13 +12,20 @@ namespace {
 
 c10d::ReduceOp gloo_op(Reduce op) {
   switch (op) {
-    case Reduce::kSum: return c10d::ReduceOp::SUM;
-    case Reduce::kProduct: return c10d::ReduceOp::PRODUCT;
-    case Reduce::kMin: return c10d::ReduceOp::MIN;
-    case Reduce::kMax: return c10d::ReduceOp::MAX;
-    case Reduce::kBand: return c10d::ReduceOp::BAND;
-    case Reduce::kBor: return c10d::ReduceOp::BOR;
-    case Reduce::kBxor: return c10d::ReduceOp::BXOR;
+    case Reduce::kSum:
+      return c10d::ReduceOp::SUM;
+    case Reduce::kProduct:
+      return c10d::ReduceOp::PRODUCT;
+    case Reduce::kMin:
+      return c10d::ReduceOp::MIN;
+    case Reduce::kMax:
+      return c10d::ReduceOp::MAX;
+    case Reduce::kBand:
+      return c10d::ReduceOp::BAND;
+    case Reduce::kBor:
+      return c10d::ReduceOp::BOR;
+    case Reduce::kBxor:
+      return c10d::ReduceOp::BXOR;
   }
   return c10d::ReduceOp::SUM;
 }
@@ -33,7 +40,11 @@ at::Tensor wrap_host_bytes(const void* data, size_t numel, c10::ScalarType dtype
 MultiHostCollectives::MultiHostCollectives(ShmCollectives& local, int rank, int world_size,
                                            c10::intrusive_ptr<c10d::Backend> world,
                                            c10::intrusive_ptr<c10d::Backend> leaders, std::string group_name)
-    : local_(local), rank_(rank), world_size_(world_size), world_(std::move(world)), leaders_(std::move(leaders)),
+    : local_(local),
+      rank_(rank),
+      world_size_(world_size),
+      world_(std::move(world)),
+      leaders_(std::move(leaders)),
       group_name_(std::move(group_name)) {}
 
 void MultiHostCollectives::wait_for(const c10::intrusive_ptr<c10d::Work>& work, const char* what, size_t bytes) {
@@ -45,9 +56,7 @@ void MultiHostCollectives::wait_for(const c10::intrusive_ptr<c10d::Work>& work, 
   }
 }
 
-void MultiHostCollectives::barrier() {
-  wait_for(world_->barrier(), "barrier", 0);
-}
+void MultiHostCollectives::barrier() { wait_for(world_->barrier(), "barrier", 0); }
 
 void MultiHostCollectives::allreduce(void* data, size_t numel, c10::ScalarType dtype, const ReduceSpec& spec) {
   ReduceSpec within_host = spec;
@@ -76,7 +85,8 @@ void MultiHostCollectives::broadcast(void* data, size_t numel, c10::ScalarType d
 void MultiHostCollectives::allgather(const void* in, void* out, size_t numel, c10::ScalarType dtype) {
   const size_t bytes = numel * c10::elementSize(dtype);
   std::vector<std::vector<at::Tensor>> outs(1);
-  for (int r = 0; r < world_size_; ++r) outs[0].push_back(wrap_host_bytes(static_cast<char*>(out) + r * bytes, numel, dtype));
+  for (int r = 0; r < world_size_; ++r)
+    outs[0].push_back(wrap_host_bytes(static_cast<char*>(out) + r * bytes, numel, dtype));
   std::vector<at::Tensor> ins{wrap_host_bytes(in, numel, dtype)};
   wait_for(world_->allgather(outs, ins), "allgather", bytes * world_size_);
 }
@@ -103,7 +113,8 @@ void MultiHostCollectives::gather(const void* in, void* out, size_t numel, c10::
   std::vector<std::vector<at::Tensor>> outs;
   if (rank_ == root) {
     outs.emplace_back();
-    for (int r = 0; r < world_size_; ++r) outs[0].push_back(wrap_host_bytes(static_cast<char*>(out) + r * bytes, numel, dtype));
+    for (int r = 0; r < world_size_; ++r)
+      outs[0].push_back(wrap_host_bytes(static_cast<char*>(out) + r * bytes, numel, dtype));
   }
   std::vector<at::Tensor> ins{wrap_host_bytes(in, numel, dtype)};
   c10d::GatherOptions opts;
@@ -116,7 +127,8 @@ void MultiHostCollectives::scatter(const void* in, void* out, size_t numel, c10:
   std::vector<std::vector<at::Tensor>> ins;
   if (rank_ == root) {
     ins.emplace_back();
-    for (int r = 0; r < world_size_; ++r) ins[0].push_back(wrap_host_bytes(static_cast<const char*>(in) + r * bytes, numel, dtype));
+    for (int r = 0; r < world_size_; ++r)
+      ins[0].push_back(wrap_host_bytes(static_cast<const char*>(in) + r * bytes, numel, dtype));
   }
   std::vector<at::Tensor> outs{wrap_host_bytes(out, numel, dtype)};
   c10d::ScatterOptions opts;
@@ -137,7 +149,8 @@ void MultiHostCollectives::alltoall(const std::vector<const char*>& send, const 
     in_splits.push_back(static_cast<int64_t>(send_bytes[d]));
   }
   for (size_t b : recv_bytes) out_splits.push_back(static_cast<int64_t>(b));
-  at::Tensor in = wrap_host_bytes(packed.data(), total_send, at::kByte), out = wrap_host_bytes(unpacked.data(), total_recv, at::kByte);
+  at::Tensor in = wrap_host_bytes(packed.data(), total_send, at::kByte),
+             out = wrap_host_bytes(unpacked.data(), total_recv, at::kByte);
   wait_for(world_->alltoall_base(out, in, out_splits, in_splits), "alltoall", total_send);
   for (size_t s = 0, off = 0; s < recv.size(); off += recv_bytes[s], ++s) {
     if (recv_bytes[s]) std::memcpy(recv[s], unpacked.data() + off, recv_bytes[s]);

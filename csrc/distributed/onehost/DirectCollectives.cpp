@@ -33,11 +33,10 @@ struct Published {
 // buffer mapped. Fills `peers` (this rank's own entry: `mine`) and returns true
 // when every rank mapped every buffer; otherwise every rank learns so, and the
 // caller runs the slot form (the call is checked already).
-bool publish_and_map(ShmCollectives& shm, const CollectiveDef& def, const HostCall& c, const char* mine,
-                     size_t bytes, PeerBuffer buffer, std::vector<const char*>& peers) {
+bool publish_and_map(ShmCollectives& shm, const CollectiveDef& def, const HostCall& c, const char* mine, size_t bytes,
+                     PeerBuffer buffer, std::vector<const char*>& peers) {
   static_assert(sizeof(Published) <= ShmCollectives::kEagerBytes);
-  shm.check_signature_eager(def, def.signature(c), sizeof(Published),
-                            [&](char* buf) { new (buf) Published{buffer}; });
+  shm.check_signature_eager(def, def.signature(c), sizeof(Published), [&](char* buf) { new (buf) Published{buffer}; });
   const int world = shm.group().world(), me = shm.group().rank();
   auto published = [&](int r) { return reinterpret_cast<Published*>(const_cast<char*>(shm.eager_data(r))); };
   peers.assign(world, nullptr);

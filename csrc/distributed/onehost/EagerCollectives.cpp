@@ -19,7 +19,8 @@ void reduce_published(ShmCollectives& shm, char* out, size_t offset, const HostC
   const size_t bytes = bytes_of(c);
   if (bytes == 0) return;  // a barrier's empty call: out may be null
   copy_bytes(out, shm.eager_data(0) + offset, bytes);
-  for (int r = 1; r < shm.group().world(); ++r) reduce_into(out, shm.eager_data(r) + offset, c.numel, c.dtype, c.spec.op);
+  for (int r = 1; r < shm.group().world(); ++r)
+    reduce_into(out, shm.eager_data(r) + offset, c.numel, c.dtype, c.spec.op);
   if (c.spec.average) scale(out, c.numel, c.dtype, shm.group().world(), /*divide=*/true);
 }
 
@@ -53,16 +54,16 @@ bool eager_reduce_scatter(ShmCollectives& shm, const CollectiveDef& def, const H
 bool eager_broadcast(ShmCollectives& shm, const CollectiveDef& def, const HostCall& c) {
   if (bytes_of(c) > shm.eager_limit()) return false;
   const bool root = shm.group().rank() == c.root;
-  shm.check_signature_eager(def, def.signature(c), root ? bytes_of(c) : 0,
-                            [&](char* buf) { if (root) copy_bytes(buf, c.out, bytes_of(c)); });
+  shm.check_signature_eager(def, def.signature(c), root ? bytes_of(c) : 0, [&](char* buf) {
+    if (root) copy_bytes(buf, c.out, bytes_of(c));
+  });
   if (!root) copy_bytes(c.out, shm.eager_data(c.root), bytes_of(c));
   return true;
 }
 
 bool eager_allgather(ShmCollectives& shm, const CollectiveDef& def, const HostCall& c) {
   if (bytes_of(c) > shm.eager_limit()) return false;
-  shm.check_signature_eager(def, def.signature(c), bytes_of(c),
-                            [&](char* buf) { copy_bytes(buf, c.in, bytes_of(c)); });
+  shm.check_signature_eager(def, def.signature(c), bytes_of(c), [&](char* buf) { copy_bytes(buf, c.in, bytes_of(c)); });
   for (int r = 0; r < shm.group().world(); ++r) copy_bytes(c.out + r * bytes_of(c), shm.eager_data(r), bytes_of(c));
   return true;
 }

@@ -15,7 +15,7 @@
 namespace torch_neuronx::dist {
 
 struct PeerBuffer {
-  bool shareable = false;  // false: not inside shareable device memory
+  bool shareable = false;    // false: not inside shareable device memory
   nhal_ipc_handle handle{};  // of the allocation; handle.offset is the buffer's
 };
 

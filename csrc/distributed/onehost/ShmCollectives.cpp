@@ -102,7 +102,10 @@ void ShmCollectives::reduce_chunks(const char* what, void* data, size_t numel, c
     char* out = bytes + off * elem;
     char* slot = group_->slot(me);
     const size_t part = part_size(m, world, elem);
-    auto range = [&](int r) { const size_t lo = std::min(m, r * part); return std::make_pair(lo, std::min(m, lo + part)); };
+    auto range = [&](int r) {
+      const size_t lo = std::min(m, r * part);
+      return std::make_pair(lo, std::min(m, lo + part));
+    };
     const auto [lo, hi] = range(me);
     if (premul) {
       std::memcpy(slot, out, m * elem);
@@ -114,9 +117,7 @@ void ShmCollectives::reduce_chunks(const char* what, void* data, size_t numel, c
     step(what);
     if (lo < hi) {
       // Rank r's contribution to my part: my own data in place, the others' slots.
-      auto source = [&](int r) -> const char* {
-        return (r == me && !premul ? out : group_->slot(r)) + lo * elem;
-      };
+      auto source = [&](int r) -> const char* { return (r == me && !premul ? out : group_->slot(r)) + lo * elem; };
       // Accumulate in my slot's own part, which nobody reads until the next
       // step (with a premultiplier it holds my input: use scratch then).
       if (premul) scratch_.resize((hi - lo) * elem);

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "distributed/collectives/Collectives.h"
-#include "distributed/onehost/PeerMemory.h"
 #include "distributed/collectives/Reductions.h"
+#include "distributed/onehost/PeerMemory.h"
 #include "distributed/onehost/ShmGroup.h"
 
 #include "runtime/NeuronExport.h"
@@ -86,7 +86,7 @@ class TORCH_NEURONX_API ShmCollectives {
   std::string group_name_;
   std::chrono::milliseconds timeout_;
   uint64_t phase_ = 1;
-  uint64_t calls_ = 0;  // collectives checked so far (selects the signature buffer)
+  uint64_t calls_ = 0;         // collectives checked so far (selects the signature buffer)
   std::vector<char> scratch_;  // this rank's part while it reduces
   std::unique_ptr<PeerMappings> peer_mappings_;
 };

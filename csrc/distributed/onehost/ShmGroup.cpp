@@ -64,7 +64,9 @@ struct ShmGroup::Header {
   alignas(64) WakeWord phases;  // bumped by every arrival (collectives)
   alignas(64) WakeWord rings;   // bumped by ring traffic (point-to-point)
 
-  RankControl* ranks() { return reinterpret_cast<RankControl*>(reinterpret_cast<char*>(this) + round_up(sizeof(Header), 64)); }
+  RankControl* ranks() {
+    return reinterpret_cast<RankControl*>(reinterpret_cast<char*>(this) + round_up(sizeof(Header), 64));
+  }
   ShmChannel* channels() { return reinterpret_cast<ShmChannel*>(ranks() + world); }
   static size_t bytes(int world) {
     return round_up(round_up(sizeof(Header), 64) + world * sizeof(RankControl) + world * world * sizeof(ShmChannel),
@@ -100,14 +102,15 @@ ShmGroup::ShmGroup(const std::string& name, int rank, int world, size_t slot_byt
   const size_t header_bytes = Header::bytes(world);
   mapped_bytes_ = header_bytes + slot_bytes_ * world + ring_bytes_ * world * (world - 1);
   int fd = create ? shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600) : shm_open(name.c_str(), O_RDWR, 0);
-  if (fd < 0) throw DistError("neuron process group: cannot " + std::string(create ? "create" : "open") +
-                              " shared memory " + name + ": " + std::strerror(errno));
+  if (fd < 0)
+    throw DistError("neuron process group: cannot " + std::string(create ? "create" : "open") + " shared memory " +
+                    name + ": " + std::strerror(errno));
   if (create && ftruncate(fd, static_cast<off_t>(mapped_bytes_)) != 0) {
     int err = errno;
     close(fd);
     shm_unlink(name.c_str());
-    throw DistError("neuron process group: cannot size shared memory " + name + " to " +
-                    std::to_string(mapped_bytes_) + " bytes: " + std::strerror(err));
+    throw DistError("neuron process group: cannot size shared memory " + name + " to " + std::to_string(mapped_bytes_) +
+                    " bytes: " + std::strerror(err));
   }
   struct stat st{};
   if (!create && (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != mapped_bytes_)) {
@@ -118,8 +121,8 @@ ShmGroup::ShmGroup(const std::string& name, int rank, int world, size_t slot_byt
   }
   void* p = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
-  if (p == MAP_FAILED) throw DistError("neuron process group: cannot map shared memory " + name + ": " +
-                                       std::strerror(errno));
+  if (p == MAP_FAILED)
+    throw DistError("neuron process group: cannot map shared memory " + name + ": " + std::strerror(errno));
   header_ = static_cast<Header*>(p);
   data_ = static_cast<char*>(p) + header_bytes;
   header_->world = world;  // rank 0 writes the same value; the accessors need it before the magic is checked

@@ -58,10 +58,10 @@ struct ShmPointToPoint::Op {
   int64_t tag;
   Done done;
   std::chrono::steady_clock::time_point deadline;  // moves on with every byte moved
-  bool framed = false;   // record written (send) or read (recv)
-  bool drain = false;    // recv: the record did not match; discard the payload
-  size_t stream = 0;     // padded payload bytes of the message
-  size_t moved = 0;      // of them, moved so far
+  bool framed = false;                             // record written (send) or read (recv)
+  bool drain = false;                              // recv: the record did not match; discard the payload
+  size_t stream = 0;                               // padded payload bytes of the message
+  size_t moved = 0;                                // of them, moved so far
   std::exception_ptr error;
   bool complete() const { return framed && moved == stream; }
 };
@@ -99,8 +99,8 @@ std::string ShmPointToPoint::describe(const Op& op) const {
 }
 
 void ShmPointToPoint::post_send(int dst, const void* data, size_t bytes, int32_t dtype, int64_t tag, Done done) {
-  post(std::unique_ptr<Op>(new Op{true, dst, static_cast<char*>(const_cast<void*>(data)), bytes, dtype, tag,
-                                  std::move(done), {}}));
+  post(std::unique_ptr<Op>(
+      new Op{true, dst, static_cast<char*>(const_cast<void*>(data)), bytes, dtype, tag, std::move(done), {}}));
 }
 
 void ShmPointToPoint::post_recv(int src, void* data, size_t bytes, int32_t dtype, int64_t tag, Done done) {
@@ -120,8 +120,10 @@ void ShmPointToPoint::post(std::unique_ptr<Op> op) {
     finished.swap(finished_);
     Peer& peer = peers_[op->peer];
     const std::string& why = op->send ? peer.broken_send : peer.broken_recv;
-    if (!why.empty()) broken = error(describe(*op) + ": " + why);
-    else (op->send ? peer.sends : peer.recvs).push_back(std::move(op));
+    if (!why.empty())
+      broken = error(describe(*op) + ": " + why);
+    else
+      (op->send ? peer.sends : peer.recvs).push_back(std::move(op));
   }
   if (broken) std::rethrow_exception(broken);
   group_.notify_rings();

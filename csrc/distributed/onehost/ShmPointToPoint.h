@@ -72,7 +72,7 @@ class ShmPointToPoint {
   std::mutex mu_;
   std::vector<Peer> peers_;
   std::vector<Done> finished_;  // destroyed on posting threads
-  bool finishing_ = false;       // the progress thread is between an op's done() and handing it over
+  bool finishing_ = false;      // the progress thread is between an op's done() and handing it over
   std::condition_variable finished_cv_;
   bool stop_ = false;
   std::thread thread_;

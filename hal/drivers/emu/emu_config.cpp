@@ -56,18 +56,22 @@ nhal_status load_config(Config* out) {
   Config c;
   std::string lnc = env("NEURON_LOGICAL_NC_CONFIG");
   if (!lnc.empty()) {
-    if (lnc == "1") c.lnc = 1;
-    else if (lnc == "2") c.lnc = 2;
-    else return fail(NHAL_STATUS_INVALID_ARGUMENT,
-                     "NEURON_LOGICAL_NC_CONFIG='%s' is not supported; use 1 (8 cores of "
-                     "12 GiB per chip) or 2 (4 cores of 24 GiB, the default)", lnc.c_str());
+    if (lnc == "1")
+      c.lnc = 1;
+    else if (lnc == "2")
+      c.lnc = 2;
+    else
+      return fail(NHAL_STATUS_INVALID_ARGUMENT,
+                  "NEURON_LOGICAL_NC_CONFIG='%s' is not supported; use 1 (8 cores of "
+                  "12 GiB per chip) or 2 (4 cores of 24 GiB, the default)",
+                  lnc.c_str());
   }
   std::string chips = env("TORCH_NEURONX_EMU_CHIPS");
   if (!chips.empty()) {
     long n = 0;
     if (!parse_int(chips, &n) || n < 1 || n > 16) {
-      return fail(NHAL_STATUS_INVALID_ARGUMENT,
-                  "TORCH_NEURONX_EMU_CHIPS='%s' is not a chip count in 1..16", chips.c_str());
+      return fail(NHAL_STATUS_INVALID_ARGUMENT, "TORCH_NEURONX_EMU_CHIPS='%s' is not a chip count in 1..16",
+                  chips.c_str());
     }
     c.chips = static_cast<int>(n);
   }
@@ -81,7 +85,8 @@ nhal_status load_config(Config* out) {
     if (!parse_core_list(visible, &c.visible)) {
       return fail(NHAL_STATUS_INVALID_ARGUMENT,
                   "NEURON_RT_VISIBLE_CORES='%s' is not a core list; use ids and ranges "
-                  "such as '0-1,3'", visible.c_str());
+                  "such as '0-1,3'",
+                  visible.c_str());
     }
     for (int core : c.visible) {
       if (core >= total) {
@@ -98,23 +103,25 @@ nhal_status load_config(Config* out) {
   if (!num.empty()) {
     long n = 0;
     if (!parse_int(num, &n) || n < 0) {
-      return fail(NHAL_STATUS_INVALID_ARGUMENT,
-                  "NEURON_RT_NUM_CORES='%s' is not a core count", num.c_str());
+      return fail(NHAL_STATUS_INVALID_ARGUMENT, "NEURON_RT_NUM_CORES='%s' is not a core count", num.c_str());
     }
     if (n > static_cast<long>(c.visible.size())) {
-      return fail(NHAL_STATUS_OUT_OF_RANGE,
-                  "NEURON_RT_NUM_CORES=%ld asks for more cores than the %zu visible ones",
-                  n, c.visible.size());
+      return fail(NHAL_STATUS_OUT_OF_RANGE, "NEURON_RT_NUM_CORES=%ld asks for more cores than the %zu visible ones", n,
+                  c.visible.size());
     }
     c.visible.resize(static_cast<size_t>(n));
   }
 
   std::string queue = env("TORCH_NEURONX_EMU_QUEUE");
-  if (queue.empty() || queue == "inline") c.queue = QueueMode::kInline;
-  else if (queue == "thread") c.queue = QueueMode::kThread;
-  else return fail(NHAL_STATUS_INVALID_ARGUMENT,
-                   "TORCH_NEURONX_EMU_QUEUE='%s' is not a queue mode; use 'inline' "
-                   "(the default) or 'thread'", queue.c_str());
+  if (queue.empty() || queue == "inline")
+    c.queue = QueueMode::kInline;
+  else if (queue == "thread")
+    c.queue = QueueMode::kThread;
+  else
+    return fail(NHAL_STATUS_INVALID_ARGUMENT,
+                "TORCH_NEURONX_EMU_QUEUE='%s' is not a queue mode; use 'inline' "
+                "(the default) or 'thread'",
+                queue.c_str());
   int flag = 0;
   if (nhal_status st = nhal_env_flag("NEURON_LAUNCH_BLOCKING", 0, &flag); st != NHAL_STATUS_OK) return st;
   c.launch_blocking = flag != 0;

@@ -14,14 +14,14 @@ namespace nhal::emu {
 enum class QueueMode { kInline, kThread };
 
 struct Config {
-  int lnc = 2;                       // NEURON_LOGICAL_NC_CONFIG: 1 or 2
-  int chips = 1;                     // TORCH_NEURONX_EMU_CHIPS
-  uint64_t hbm_per_core = 0;         // per logical core (TORCH_NEURONX_EMU_HBM)
-  std::vector<int> visible;          // logical core id of each visible device
+  int lnc = 2;                           // NEURON_LOGICAL_NC_CONFIG: 1 or 2
+  int chips = 1;                         // TORCH_NEURONX_EMU_CHIPS
+  uint64_t hbm_per_core = 0;             // per logical core (TORCH_NEURONX_EMU_HBM)
+  std::vector<int> visible;              // logical core id of each visible device
   QueueMode queue = QueueMode::kInline;  // TORCH_NEURONX_EMU_QUEUE
-  bool launch_blocking = false;      // NEURON_LAUNCH_BLOCKING=1
-  bool host_addressable = true;      // TORCH_NEURONX_EMU_HOST_ADDRESSABLE=0 withholds the capability
-  std::string description;           // KEY=value lines for describe_config
+  bool launch_blocking = false;          // NEURON_LAUNCH_BLOCKING=1
+  bool host_addressable = true;          // TORCH_NEURONX_EMU_HOST_ADDRESSABLE=0 withholds the capability
+  std::string description;               // KEY=value lines for describe_config
 };
 
 // Physical facts of the emulated chip (see shared docs/trainium.md).

@@ -15,9 +15,8 @@ State& state() {
 nhal_status check_device(int device) {
   int count = static_cast<int>(state().devices.size());
   if (device < 0 || device >= count) {
-    return fail(NHAL_STATUS_OUT_OF_RANGE,
-                "invalid device index neuron:%d; %d NeuronCore%s visible (indices 0-%d)", device,
-                count, count == 1 ? " is" : "s are", count - 1);
+    return fail(NHAL_STATUS_OUT_OF_RANGE, "invalid device index neuron:%d; %d NeuronCore%s visible (indices 0-%d)",
+                device, count, count == 1 ? " is" : "s are", count - 1);
   }
   return NHAL_STATUS_OK;
 }

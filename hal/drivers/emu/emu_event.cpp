@@ -9,8 +9,8 @@
 #include <mutex>
 
 #include "../../loader/hal_error.h"
-#include "emu_stream.h"
 #include "emu_state.h"
+#include "emu_stream.h"
 
 namespace nhal::emu {
 namespace {

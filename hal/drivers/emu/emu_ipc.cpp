@@ -43,7 +43,7 @@ nhal_status export_handle(const void* ptr, int count_open, nhal_ipc_handle* out)
                 "memory.malloc)",
                 ptr);
   }
-  struct stat st {};
+  struct stat st{};
   if (fstat(s.fd, &st) != 0) return fail(NHAL_STATUS_INTERNAL, "the memfd of %p is not open", ptr);
   if (count_open) __atomic_fetch_add(open_counter(s.base), 1, __ATOMIC_ACQ_REL);
   nhal_ipc_handle h{};
@@ -66,7 +66,7 @@ nhal_status open_handle(int device, const nhal_ipc_handle* h, void** out_base) {
   if (status != NHAL_STATUS_OK) return status;
   const std::string path = "/proc/" + std::to_string(o.pid) + "/fd/" + std::to_string(o.fd);
   const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  struct stat st {};
+  struct stat st{};
   if (fd < 0 || fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_ino) != o.inode) {
     status = fail(NHAL_STATUS_INVALID_ARGUMENT,
                   "the device memory of IPC handle (process %d) is gone: the exporting process exited or "

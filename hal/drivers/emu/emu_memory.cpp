@@ -18,8 +18,8 @@
 
 #include "../../loader/hal_error.h"
 #include "emu_memory.h"
-#include "emu_stream.h"
 #include "emu_state.h"
+#include "emu_stream.h"
 
 namespace nhal::emu {
 namespace {
@@ -62,7 +62,7 @@ void* host_reserve(size_t size) {
 }
 
 bool host_could_back(size_t size) {
-  struct sysinfo info {};
+  struct sysinfo info{};
   if (sysinfo(&info) != 0) return true;
   const unsigned __int128 host = (static_cast<unsigned __int128>(info.totalram) + info.totalswap) * info.mem_unit;
   return size <= host;
@@ -90,8 +90,10 @@ void* device_reserve(size_t size, int* out_fd) {
 }
 
 void host_release(void* p, size_t size, int fd) {
-  if (size >= kMmapThreshold) munmap(static_cast<char*>(p) - kPageSkew, size + kPageSkew);
-  else std::free(p);
+  if (size >= kMmapThreshold)
+    munmap(static_cast<char*>(p) - kPageSkew, size + kPageSkew);
+  else
+    std::free(p);
   if (fd >= 0) close(fd);
 }
 
@@ -108,8 +110,7 @@ nhal_status dev_malloc(int device, size_t size, void** out) {
     return fail(NHAL_STATUS_OUT_OF_MEMORY,
                 "neuron:%d out of memory: tried to allocate %s; %s of %s in use, %s free "
                 "(TORCH_NEURONX_EMU_HBM sets the emulator's memory per core)",
-                device, format_bytes(size).c_str(), format_bytes(before).c_str(),
-                format_bytes(d.capacity).c_str(),
+                device, format_bytes(size).c_str(), format_bytes(before).c_str(), format_bytes(d.capacity).c_str(),
                 format_bytes(d.capacity > before ? d.capacity - before : 0).c_str());
   }
   int fd = -1;
@@ -120,8 +121,7 @@ nhal_status dev_malloc(int device, size_t size, void** out) {
                 "neuron:%d out of memory: the host could not provide %s for emulated device "
                 "memory (%s of %s in use on the device); free host memory or lower "
                 "TORCH_NEURONX_EMU_HBM",
-                device, format_bytes(size).c_str(), format_bytes(before).c_str(),
-                format_bytes(d.capacity).c_str());
+                device, format_bytes(size).c_str(), format_bytes(before).c_str(), format_bytes(d.capacity).c_str());
   }
   std::lock_guard<std::mutex> lock(g_mu);
   g_blocks[reinterpret_cast<uintptr_t>(p)] = Block{size, device, fd};
@@ -219,7 +219,6 @@ bool remove_imported(char* base, size_t* out_size) {
   return true;
 }
 
-const nhal_memory_ops kMemoryOps = {dev_malloc, dev_free, device_of, copy,
-                                    host_alloc, host_free, host_is_pinned};
+const nhal_memory_ops kMemoryOps = {dev_malloc, dev_free, device_of, copy, host_alloc, host_free, host_is_pinned};
 
 }  // namespace nhal::emu

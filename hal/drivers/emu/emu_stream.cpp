@@ -7,8 +7,7 @@
 
 namespace nhal::emu {
 
-Queue::Queue(int dev, bool threaded, bool blocking)
-    : device(dev), threaded_(threaded), blocking_(blocking) {
+Queue::Queue(int dev, bool threaded, bool blocking) : device(dev), threaded_(threaded), blocking_(blocking) {
   if (threaded_) worker_ = std::thread([this] { worker_loop(); });
 }
 

@@ -25,9 +25,7 @@ nhal_status dev_sync(int) { return unimplemented("device.synchronize"); }
 nhal_status mem_malloc(int, size_t, void**) { return unimplemented("memory.malloc"); }
 nhal_status mem_free(void*) { return unimplemented("memory.free"); }
 nhal_status mem_device_of(const void*, int*) { return unimplemented("memory.device_of"); }
-nhal_status mem_copy(nhal_stream, void*, const void*, size_t, nhal_copy_kind) {
-  return unimplemented("memory.copy");
-}
+nhal_status mem_copy(nhal_stream, void*, const void*, size_t, nhal_copy_kind) { return unimplemented("memory.copy"); }
 nhal_status host_alloc(size_t, void**) { return unimplemented("memory.host_alloc"); }
 nhal_status host_free(void*) { return unimplemented("memory.host_free"); }
 nhal_status s_create(int, int, nhal_stream*) { return unimplemented("stream.create"); }

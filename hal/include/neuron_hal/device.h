@@ -24,11 +24,11 @@ extern "C" {
 #define NHAL_DEVICE_CAP_HOST_ADDRESSABLE 0x1u
 
 typedef struct nhal_device_properties {
-  char name[64];            /* e.g. "NeuronCore-v3 (emulated, LNC=2)" */
-  uint64_t total_memory;    /* bytes of device memory (HBM share) */
-  uint32_t physical_core;   /* first physical core behind this logical core */
-  uint32_t cores_per_device;/* physical cores per logical core (the LNC) */
-  uint32_t capabilities;    /* NHAL_DEVICE_CAP_* bits */
+  char name[64];             /* e.g. "NeuronCore-v3 (emulated, LNC=2)" */
+  uint64_t total_memory;     /* bytes of device memory (HBM share) */
+  uint32_t physical_core;    /* first physical core behind this logical core */
+  uint32_t cores_per_device; /* physical cores per logical core (the LNC) */
+  uint32_t capabilities;     /* NHAL_DEVICE_CAP_* bits */
 } nhal_device_properties;
 
 typedef struct nhal_device_ops {

@@ -30,8 +30,8 @@ extern "C" {
 /* An exported allocation, as plain bytes another process of this host can
  * open (send it as it is: it holds no descriptor of this process). */
 typedef struct nhal_ipc_handle {
-  uint64_t size;   /* bytes of the allocation the handle maps */
-  uint64_t offset; /* offset of the exported pointer inside the allocation */
+  uint64_t size;                               /* bytes of the allocation the handle maps */
+  uint64_t offset;                             /* offset of the exported pointer inside the allocation */
   unsigned char opaque[NHAL_IPC_HANDLE_BYTES]; /* the driver's; equal bytes name the same allocation */
 } nhal_ipc_handle;
 

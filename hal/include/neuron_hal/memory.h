@@ -35,8 +35,7 @@ typedef struct nhal_memory_ops {
   /* Queues a copy of n bytes on stream. Host memory that is not pinned must
    * stay valid until the copy ran (synchronize the stream before reuse).
    * Equivalent to: cudaMemcpyAsync. */
-  nhal_status (*copy)(nhal_stream stream, void* dst, const void* src, size_t n,
-                      nhal_copy_kind kind);
+  nhal_status (*copy)(nhal_stream stream, void* dst, const void* src, size_t n, nhal_copy_kind kind);
   /* Page-locked host memory for asynchronous copies (cudaHostAlloc). */
   nhal_status (*host_alloc)(size_t size, void** out_ptr);
   nhal_status (*host_free)(void* ptr);

@@ -16,13 +16,13 @@ extern "C" {
 
 typedef enum nhal_status {
   NHAL_STATUS_OK = 0,
-  NHAL_STATUS_INVALID_ARGUMENT = 1, /* a null pointer, a bad flag, a bad size */
-  NHAL_STATUS_OUT_OF_RANGE = 2,     /* a device index outside [0, count) */
-  NHAL_STATUS_OUT_OF_MEMORY = 3,    /* the device's capacity would be exceeded */
+  NHAL_STATUS_INVALID_ARGUMENT = 1,   /* a null pointer, a bad flag, a bad size */
+  NHAL_STATUS_OUT_OF_RANGE = 2,       /* a device index outside [0, count) */
+  NHAL_STATUS_OUT_OF_MEMORY = 3,      /* the device's capacity would be exceeded */
   NHAL_STATUS_HOST_OUT_OF_MEMORY = 4, /* the host could not back an allocation */
-  NHAL_STATUS_NOT_READY = 5,        /* queried work has not completed yet */
-  NHAL_STATUS_UNIMPLEMENTED = 6,    /* the driver does not provide this call */
-  NHAL_STATUS_INTERNAL = 7          /* a driver bug or a broken invariant */
+  NHAL_STATUS_NOT_READY = 5,          /* queried work has not completed yet */
+  NHAL_STATUS_UNIMPLEMENTED = 6,      /* the driver does not provide this call */
+  NHAL_STATUS_INTERNAL = 7            /* a driver bug or a broken invariant */
 } nhal_status;
 
 /* "OK", "INVALID_ARGUMENT", ...; never null. */

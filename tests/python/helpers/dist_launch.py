@@ -22,18 +22,31 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(worker, world: int, tmp_path, timeout: float = 240, ranks=None,
-           args=(), env=None) -> list[subprocess.CompletedProcess]:
+def launch(
+    worker, world: int, tmp_path, timeout: float = 240, ranks=None, args=(), env=None
+) -> list[subprocess.CompletedProcess]:
     """Runs `worker` (a name in tests/python/workers/ or a path) with `args` as
     ranks 0..world-1 (or only `ranks`), with the settings in `env` on top of
     the scrubbed environment; returns each rank's result."""
-    env = worker_env(OMP_NUM_THREADS="1", WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
-                     MASTER_PORT=str(free_port()), NEURON_TEST_STORE=str(tmp_path / "store"), **(env or {}))
+    env = worker_env(
+        OMP_NUM_THREADS="1",
+        WORLD_SIZE=str(world),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(free_port()),
+        NEURON_TEST_STORE=str(tmp_path / "store"),
+        **(env or {}),
+    )
     procs = []
     for r in ranks if ranks is not None else range(world):
-        procs.append(subprocess.Popen([sys.executable, str(worker_path(worker)), *map(str, args)],
-                                      env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, str(worker_path(worker)), *map(str, args)],
+                env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     # Every rank's pipes drained at once: a rank blocked writing to a full
     # pipe would stop its peers in their next collective (a hang).
     results = [None] * len(procs)
@@ -59,8 +72,10 @@ def assert_all_ok(results) -> None:
     """Every rank exited 0; else names each rank that did not, with its output
     (the first failure is often a rank other than 0, which only times out)."""
     failed = [(r, res) for r, res in enumerate(results) if res.returncode != 0]
-    assert not failed, "\n".join(f"rank {r} exited {res.returncode}\nstdout:\n{res.stdout[-1000:]}\n"
-                                  f"stderr:\n{res.stderr[-3000:]}" for r, res in failed)
+    assert not failed, "\n".join(
+        f"rank {r} exited {res.returncode}\nstdout:\n{res.stdout[-1000:]}\nstderr:\n{res.stderr[-3000:]}"
+        for r, res in failed
+    )
 
 
 def launch_ok(worker, world: int, tmp_path, expect: str, **kwargs) -> list[subprocess.CompletedProcess]:
@@ -77,10 +92,22 @@ def shm_entries() -> set[str]:
 
 def torchrun(nproc: int, script: str, args: list[str], tmp_path, timeout: float = 600, **env_extra) -> str:
     """Runs examples/<script> on nproc processes; returns rank output (stdout)."""
-    env = scrubbed_env(OMP_NUM_THREADS="1", HF_DEACTIVATE_ASYNC_LOAD="1", TOKENIZERS_PARALLELISM="false",
-                       TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"), **env_extra)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-           str(EXAMPLES / script), *args]
+    env = scrubbed_env(
+        OMP_NUM_THREADS="1",
+        HF_DEACTIVATE_ASYNC_LOAD="1",
+        TOKENIZERS_PARALLELISM="false",
+        TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
+        **env_extra,
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={nproc}",
+        str(EXAMPLES / script),
+        *args,
+    ]
     proc = subprocess.run(cmd, cwd=EXAMPLES.parent, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, f"{script} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     return proc.stdout

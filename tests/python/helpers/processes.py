@@ -31,11 +31,17 @@ def worker_path(worker) -> Path:
     return path if path.suffix == ".py" else WORKERS / f"{worker}.py"
 
 
-def run_python(worker, *args: str, env: dict[str, str] | None = None,
-               timeout: float = 120) -> subprocess.CompletedProcess:
+def run_python(
+    worker, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Runs a worker in a new interpreter; returns the completed process (no check)."""
-    return subprocess.run([sys.executable, str(worker_path(worker)), *args], env=worker_env(**(env or {})),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, str(worker_path(worker)), *args],
+        env=worker_env(**(env or {})),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def run_ok(worker, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> str:

@@ -12,5 +12,6 @@ RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 
 def init(timeout_s=60, backend="neuron", **kwargs):
     store = dist.FileStore(os.environ["NEURON_TEST_STORE"], WORLD)
-    dist.init_process_group(backend, store=store, rank=RANK, world_size=WORLD,
-                            timeout=datetime.timedelta(seconds=timeout_s), **kwargs)
+    dist.init_process_group(
+        backend, store=store, rank=RANK, world_size=WORLD, timeout=datetime.timedelta(seconds=timeout_s), **kwargs
+    )

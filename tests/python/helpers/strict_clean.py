@@ -10,7 +10,7 @@ model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.L
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 x = torch.randn(8, 16).neuron()
 target = torch.randn(8, 4).neuron()
-for step in range(3):
+for _step in range(3):
     loss = torch.nn.functional.mse_loss(model(x), target)
     loss.backward()
     opt.step()

@@ -20,7 +20,7 @@ wide = x.double() * 2  # expect: float64 aten::mul
 
 model = torch.nn.Linear(8, 8).neuron()
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(2):
+for _step in range(2):
     loss = model(x).square().mean()
     loss.backward()
     host = loss.detach().cpu()  # expect: host_sync aten::_copy_from
@@ -46,7 +46,9 @@ opt.step()  # expect: memory neuron:0
 
 timeout = datetime.timedelta(seconds=1)
 try:  # 16 ranks on an instance of 8 cores; no other rank comes
-    dist.init_process_group("neuron", store=dist.HashStore(), rank=0, world_size=16, timeout=timeout)  # expect: process_group
+    dist.init_process_group(
+        "neuron", store=dist.HashStore(), rank=0, world_size=16, timeout=timeout
+    )  # expect: process_group
 except Exception as e:  # noqa: BLE001
     print("process group not formed:", type(e).__name__)
 print("seeded script done", torch_neuronx.strict.active_mode())

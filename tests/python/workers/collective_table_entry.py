@@ -14,10 +14,10 @@ if mode == "hosts":
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
-
 import torch_neuronx._C as _C  # noqa: E402
-import torch_neuronx._distributed as nd  # noqa: E402
 from helpers.rank import RANK, WORLD, init  # noqa: E402
+
+import torch_neuronx._distributed as nd  # noqa: E402
 
 ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)  # registers the entry
 init(timeout_s=30)

@@ -6,7 +6,6 @@ import threading
 
 import torch
 import torch.distributed as dist
-
 from helpers.rank import RANK, WORLD, init
 
 init()

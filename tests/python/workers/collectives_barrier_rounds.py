@@ -5,7 +5,6 @@ import sys
 
 import torch
 import torch.distributed as dist
-
 from helpers.rank import RANK, WORLD, init
 
 ROUNDS = int(sys.argv[1])

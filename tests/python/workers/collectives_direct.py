@@ -7,9 +7,9 @@ place (an in-place reduce-scatter's) sends every rank to the slot form, still co
 
 import torch
 import torch.distributed as dist
+from helpers.rank import RANK, WORLD, init
 
 import torch_neuronx
-from helpers.rank import RANK, WORLD, init
 
 init()
 torch.neuron.set_device(RANK % torch.neuron.device_count())
@@ -44,24 +44,29 @@ for dtype in (torch.float32, torch.bfloat16, torch.int32):
     if dtype.is_floating_point:
         ops.append(dist.ReduceOp.AVG)
     for op in ops:
+
         def allreduce():
             x = all_[RANK].to("neuron")
             dist.all_reduce(x, op=op)
             return x
+
         direct, slots = both_forms(allreduce)
         assert torch.equal(direct, slots), (dtype, op, "allreduce")
         if op in (dist.ReduceOp.MAX, dist.ReduceOp.MIN) or not dtype.is_floating_point or dtype == torch.float32:
-            ref = {dist.ReduceOp.SUM: lambda: torch.stack(all_).sum(0, dtype=torch.float64),
-                   dist.ReduceOp.MAX: lambda: torch.stack(all_).amax(0),
-                   dist.ReduceOp.MIN: lambda: torch.stack(all_).amin(0),
-                   dist.ReduceOp.PRODUCT: lambda: torch.stack(all_).to(torch.float64).prod(0),
-                   dist.ReduceOp.AVG: lambda: torch.stack(all_).to(torch.float64).mean(0)}[op]()
+            ref = {
+                dist.ReduceOp.SUM: lambda: torch.stack(all_).sum(0, dtype=torch.float64),
+                dist.ReduceOp.MAX: lambda: torch.stack(all_).amax(0),
+                dist.ReduceOp.MIN: lambda: torch.stack(all_).amin(0),
+                dist.ReduceOp.PRODUCT: lambda: torch.stack(all_).to(torch.float64).prod(0),
+                dist.ReduceOp.AVG: lambda: torch.stack(all_).to(torch.float64).mean(0),
+            }[op]()
             torch.testing.assert_close(direct.to(torch.float64), ref.to(torch.float64), rtol=1e-4, atol=1e-3)
 
         def reduce_scatter():
             out = torch.empty(N // WORLD, dtype=dtype, device="neuron")
             dist.reduce_scatter_tensor(out, all_[RANK][: N // WORLD * WORLD].to("neuron"), op=op)
             return out
+
         if op != dist.ReduceOp.PRODUCT:
             direct, slots = both_forms(reduce_scatter)
             assert torch.equal(direct, slots), (dtype, op, "reduce_scatter")
@@ -74,7 +79,7 @@ for dtype in (torch.float32, torch.bfloat16, torch.int32):
 
     def all_gather_in_place():
         out = torch.zeros(N * WORLD, dtype=dtype, device="neuron")
-        mine = out[RANK * N:(RANK + 1) * N]
+        mine = out[RANK * N : (RANK + 1) * N]
         mine.copy_(all_[RANK])
         dist.all_gather_into_tensor(out, mine)
         return out
@@ -93,9 +98,9 @@ assert mapped >= WORLD - 1, mapped
 all_, _ = inputs(torch.float32, N)
 part = N // WORLD
 inp = all_[RANK][: part * WORLD].to("neuron")
-out = inp[RANK * part:(RANK + 1) * part] if RANK == WORLD - 1 else torch.empty(part, device="neuron")
+out = inp[RANK * part : (RANK + 1) * part] if RANK == WORLD - 1 else torch.empty(part, device="neuron")
 dist.reduce_scatter_tensor(out, inp)
-ref = torch.stack([a[: part * WORLD] for a in all_]).sum(0)[RANK * part:(RANK + 1) * part]
+ref = torch.stack([a[: part * WORLD] for a in all_]).sum(0)[RANK * part : (RANK + 1) * part]
 torch.testing.assert_close(out.cpu(), ref)
 dist.destroy_process_group()
 print(f"direct collectives ok ({checked} reduce checks, {mapped} peer allocations mapped)")

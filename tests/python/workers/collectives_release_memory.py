@@ -5,9 +5,9 @@ bool tensors writes only the bytes 0 and 1."""
 
 import torch
 import torch.distributed as dist
+from helpers.rank import RANK, WORLD, init
 
 import torch_neuronx  # noqa: F401
-from helpers.rank import RANK, WORLD, init
 
 init(backend="cpu:gloo,neuron:neuron")
 torch.neuron.synchronize()

@@ -7,21 +7,23 @@ import os
 import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
+from helpers.tp_modules import DIM, MLP, Attention, fresh
 from torch._inductor.utils import run_and_get_code
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 import torch_neuronx
-from helpers.tp_modules import DIM, MLP, Attention, fresh
 
 dist.init_process_group("neuron")
 rank, world = dist.get_rank(), dist.get_world_size()
 assert torch.neuron.current_device() == int(os.environ["LOCAL_RANK"])
 mesh = init_device_mesh("neuron", (world,))
 
+
 def f(x):
     y = funcol.all_reduce(x.sin(), "sum", mesh)
     return funcol.all_gather_tensor(y * 2, 0, mesh).cos() + 1
+
 
 x = torch.arange(12.0, device="neuron").view(4, 3) + rank
 out, code = run_and_get_code(torch.compile(f, backend="neuron", fullgraph=True), x)
@@ -30,8 +32,10 @@ assert torch.allclose(out.cpu(), f(x).cpu(), rtol=1e-5, atol=1e-6), (out - f(x))
 source = "\n".join(code)
 assert "all_reduce" in source and "all_gather_into_tensor" in source and "cpp_fused" in source, source
 
-plans = {MLP: {"up": ColwiseParallel(), "down": RowwiseParallel()},
-         Attention: {"q": ColwiseParallel(), "k": ColwiseParallel(), "v": ColwiseParallel(), "o": RowwiseParallel()}}
+plans = {
+    MLP: {"up": ColwiseParallel(), "down": RowwiseParallel()},
+    Attention: {"q": ColwiseParallel(), "k": ColwiseParallel(), "v": ColwiseParallel(), "o": RowwiseParallel()},
+}
 x = torch.randn(2, 5, DIM, generator=torch.Generator().manual_seed(1)).to("neuron")
 torch_neuronx.reset_dynamo_metrics()
 for cls, plan in plans.items():

@@ -3,13 +3,13 @@ against a locally averaged reference (test_distributed_ddp.py)."""
 
 import torch
 import torch.distributed as dist
-
 from helpers.rank import RANK, WORLD, init
 
 init()
 torch.neuron.set_device(RANK)
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel as DDP
+
 
 def grads(hook):
     torch.manual_seed(0)
@@ -19,6 +19,7 @@ def grads(hook):
     torch.manual_seed(100 + RANK)
     model(torch.randn(16, 32, device="neuron")).pow(2).sum().backward()
     return model.module.weight.grad.cpu()
+
 
 # The reference: each rank's gradient computed locally, averaged by hand.
 local = []

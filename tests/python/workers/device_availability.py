@@ -4,6 +4,7 @@
 import sys
 
 import torch
+
 print(torch.neuron.is_available(), torch.neuron.device_count())
 if sys.argv[1:] == ["allocate"]:
-    torch.ones(1, device='neuron')
+    torch.ones(1, device="neuron")

@@ -5,10 +5,9 @@ import itertools
 
 import torch
 import torch.distributed as dist
+from helpers.rank import WORLD, init
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
-
-from helpers.rank import WORLD, init
 
 init()
 shape = (WORLD * 3, 2 * WORLD + 2)
@@ -38,7 +37,9 @@ for mesh in meshes:
         got = p.redistribute(mesh, dst).full_tensor().cpu()
         assert torch.allclose(got, total, rtol=1e-6), (dst, (got - total).abs().max())
         checked += 1
-    avg = DTensor.from_local(term.to("neuron"), mesh, [Partial("avg")] * mesh.ndim).redistribute(mesh, [Replicate()] * mesh.ndim)
+    avg = DTensor.from_local(term.to("neuron"), mesh, [Partial("avg")] * mesh.ndim).redistribute(
+        mesh, [Replicate()] * mesh.ndim
+    )
     assert torch.allclose(avg.to_local().cpu(), total / WORLD, rtol=1e-6)
     # DTensor ops run on neuron shards: a sharded matmul equals the local one.
     a = distribute_tensor(full.to("neuron"), mesh, [Shard(0)] + [Replicate()] * (mesh.ndim - 1))

@@ -2,9 +2,8 @@
 its creation removes the segments left by dead creators)."""
 
 import torch.distributed as dist
-
 from helpers.rank import init
 
 init()
 dist.barrier()
-print('ok')
+print("ok")

@@ -4,6 +4,6 @@ without unlinking it (what SIGKILL during init leaves behind); prints its name
 
 import os
 
-n = f'/dev/shm/torch_neuronx_pg_{os.getpid()}_dead_0'
-open(n, 'wb').write(b'x' * 4096)
+n = f"/dev/shm/torch_neuronx_pg_{os.getpid()}_dead_0"
+open(n, "wb").write(b"x" * 4096)
 print(os.path.basename(n))

@@ -7,7 +7,6 @@ import time
 
 import torch
 import torch.distributed as dist
-
 from helpers.rank import RANK, init
 
 init(timeout_s=60)

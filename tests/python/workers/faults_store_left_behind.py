@@ -8,7 +8,6 @@ import sys
 
 import torch
 import torch.distributed as dist
-
 from helpers.rank import RANK, WORLD, init
 
 init()

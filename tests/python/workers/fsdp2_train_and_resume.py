@@ -8,14 +8,14 @@ import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 import torch.nn.functional as F
+from helpers.rank import RANK, WORLD, init
 from torch import nn
 from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 
-from helpers.rank import RANK, WORLD, init
-
 VOCAB, DIM, HEADS, SEQ, PER_RANK, STEPS, SAVE_AT = 64, 32, 4, 16, 2, 20, 10
+
 
 class Block(nn.Module):
     def __init__(self):
@@ -23,6 +23,7 @@ class Block(nn.Module):
         self.norm1, self.norm2 = nn.LayerNorm(DIM), nn.LayerNorm(DIM)
         self.qkv, self.proj = nn.Linear(DIM, 3 * DIM), nn.Linear(DIM, DIM)
         self.up, self.down = nn.Linear(DIM, 4 * DIM), nn.Linear(4 * DIM, DIM)
+
     def forward(self, x):
         b, s, _ = x.shape
         q, k, v = self.qkv(self.norm1(x)).view(b, s, 3, HEADS, DIM // HEADS).permute(2, 0, 3, 1, 4)
@@ -30,31 +31,37 @@ class Block(nn.Module):
         x = x + self.proj(a)
         return x + self.down(F.gelu(self.up(self.norm2(x))))
 
+
 class Tiny(nn.Module):
     def __init__(self):
         super().__init__()
         self.embed = nn.Embedding(VOCAB, DIM)
         self.blocks = nn.ModuleList([Block(), Block()])
         self.norm, self.head = nn.LayerNorm(DIM), nn.Linear(DIM, VOCAB)
+
     def forward(self, ids):
         x = self.embed(ids)
         for blk in self.blocks:
             x = blk(x)
         return self.head(self.norm(x))
 
+
 def batch(step):  # the global batch of a step (every rank computes the same): count up from a random start
     g = torch.Generator().manual_seed(100 + step)
     start = torch.randint(0, VOCAB, (PER_RANK * WORLD, 1), generator=g)
     return (start + torch.arange(SEQ + 1)) % VOCAB
+
 
 def loss_of(model, ids):
     ids = ids.to("neuron")
     logits = model(ids[:, :-1])
     return F.cross_entropy(logits.reshape(-1, VOCAB), ids[:, 1:].reshape(-1))
 
+
 def build():
     torch.manual_seed(0)
     return Tiny().to("neuron")
+
 
 def sharded(mesh):
     model = build()
@@ -62,6 +69,7 @@ def sharded(mesh):
         fully_shard(blk, mesh=mesh)
     fully_shard(model, mesh=mesh)
     return model, torch.optim.AdamW(model.parameters(), lr=3e-3)
+
 
 def train(model, opt, steps, save_dir=None, mine=slice(None)):
     losses = []
@@ -78,6 +86,7 @@ def train(model, opt, steps, save_dir=None, mine=slice(None)):
             msd, osd = get_state_dict(model, opt)
             dcp.save({"model": msd, "optim": osd}, checkpoint_id=save_dir)
     return losses
+
 
 init(timeout_s=120)
 # The reference: the same model and global batches in this one process.

@@ -4,10 +4,12 @@ launch` (test_hf_libraries.py): bf16, gather, reduce, prepare and backward."""
 import torch
 from accelerate import Accelerator
 from accelerate.utils import DistributedType
+
 acc = Accelerator(mixed_precision="bf16")
 assert acc.distributed_type == DistributedType.MULTI_NEURON, acc.distributed_type
 assert acc.device == torch.device("neuron", acc.local_process_index), acc.device
 import torch.distributed as dist
+
 assert dist.get_backend() == "neuron", dist.get_backend()
 t = torch.full((2,), float(acc.process_index + 1), device=acc.device)
 g = acc.gather(t)

@@ -9,8 +9,9 @@ import torch
 from transformers import AutoModelForCausalLM
 
 model_dir, device_map, max_memory = sys.argv[1], sys.argv[2], ast.literal_eval(sys.argv[3])
-model = AutoModelForCausalLM.from_pretrained(model_dir, device_map=device_map,
-                                             max_memory=max_memory, dtype=torch.bfloat16)
+model = AutoModelForCausalLM.from_pretrained(
+    model_dir, device_map=device_map, max_memory=max_memory, dtype=torch.bfloat16
+)
 devices = {p.device.type for p in model.parameters()}
 assert devices == {"neuron"}, devices
 assert all(p.dtype == torch.bfloat16 for p in model.parameters())

@@ -7,19 +7,33 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-import torch_neuronx  # noqa: F401
 from datasets import load_dataset
 from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor, Shard
 from transformers.distributed import DistributedConfig
 from trl import SFTConfig, SFTTrainer
 
+import torch_neuronx  # noqa: F401
+
 out, artifacts = sys.argv[1], Path(sys.argv[2])
-config = SFTConfig(output_dir=out, max_length=64, packing=True,
-    packing_strategy="wrapped", learning_rate=3e-3, per_device_train_batch_size=2, max_steps=3,
-    logging_steps=1, save_strategy="no", report_to="none", disable_tqdm=True,
-    model_init_kwargs={"dtype": "bfloat16", "device_map": None,
-                       "distributed_config": DistributedConfig(tp_size=2, fsdp_size=2)})
+config = SFTConfig(
+    output_dir=out,
+    max_length=64,
+    packing=True,
+    packing_strategy="wrapped",
+    learning_rate=3e-3,
+    per_device_train_batch_size=2,
+    max_steps=3,
+    logging_steps=1,
+    save_strategy="no",
+    report_to="none",
+    disable_tqdm=True,
+    model_init_kwargs={
+        "dtype": "bfloat16",
+        "device_map": None,
+        "distributed_config": DistributedConfig(tp_size=2, fsdp_size=2),
+    },
+)
 data = load_dataset(str(artifacts / "qa-chat"), split="train_sft").select_columns(["messages"])
 trainer = SFTTrainer(model=str(artifacts / "qwen3-tiny"), args=config, train_dataset=data)
 model = trainer.model

@@ -8,11 +8,11 @@ import sys
 
 import torch
 import torch.distributed as dist
-import torch_neuronx  # noqa: F401
+from helpers.rank import RANK
 from torch.distributed.tensor import DTensor, Shard
 from transformers import AutoModelForCausalLM
 
-from helpers.rank import RANK
+import torch_neuronx  # noqa: F401
 
 model_dir, ids = sys.argv[1], json.loads(sys.argv[2])
 model = AutoModelForCausalLM.from_pretrained(model_dir, tp_plan="auto", dtype=torch.bfloat16)

@@ -2,6 +2,7 @@
 queued copy in thread mode (test_host_dispatch.py)."""
 
 import torch
+
 x = (torch.arange(1 << 16) % 7 == 0).float().pin_memory()  # so the copy is queued
 for _ in range(20):
     d = x.to("neuron", non_blocking=True)

@@ -2,7 +2,8 @@
 OutOfMemoryError (test_memory.py)."""
 
 import torch
+
 try:
-    torch.empty(2**44, dtype=torch.uint8, device='neuron')
+    torch.empty(2**44, dtype=torch.uint8, device="neuron")
 except torch.OutOfMemoryError as e:
     print(e)

@@ -6,10 +6,10 @@ import sys
 import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
+from helpers.rank import RANK, WORLD, init
 from torch.distributed.device_mesh import init_device_mesh
 
 import torch_neuronx._distributed as nd
-from helpers.rank import RANK, WORLD, init
 
 BACKEND = sys.argv[1]
 init(backend=BACKEND)
@@ -37,9 +37,9 @@ for group in (mesh, dist.group.WORLD):
     g = funcol.all_gather_tensor(mine, 0, group)
     assert torch.equal(g.cpu(), torch.cat(everyone)), "all_gather_tensor"
     rs = funcol.reduce_scatter_tensor(mine, "sum", 0, group)
-    assert torch.equal(rs.cpu(), sum(everyone)[4 * RANK:4 * RANK + 4]), "reduce_scatter_tensor"
+    assert torch.equal(rs.cpu(), sum(everyone)[4 * RANK : 4 * RANK + 4]), "reduce_scatter_tensor"
     a2a = funcol.all_to_all_single(mine, None, None, group)
-    assert torch.equal(a2a.cpu(), torch.cat([e[4 * RANK:4 * RANK + 4] for e in everyone])), "all_to_all_single"
+    assert torch.equal(a2a.cpu(), torch.cat([e[4 * RANK : 4 * RANK + 4] for e in everyone])), "all_to_all_single"
     b = funcol.broadcast(mine, 0, group)
     assert torch.equal(b.cpu(), everyone[0]), "broadcast"
     many = funcol.all_reduce_coalesced([mine, mine * 2], "sum", group)

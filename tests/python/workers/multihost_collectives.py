@@ -51,8 +51,7 @@ dist.all_to_all_single(out, torch.arange(world, dtype=torch.float32, device="neu
 assert torch.equal(out.cpu(), torch.arange(world, dtype=torch.float32) * 10 + rank)
 peer = (rank + 2) % world  # on the other host
 got = torch.empty(5, device="neuron")
-ops = [dist.P2POp(dist.isend, torch.full((5,), float(rank), device="neuron"), peer),
-       dist.P2POp(dist.irecv, got, peer)]
+ops = [dist.P2POp(dist.isend, torch.full((5,), float(rank), device="neuron"), peer), dist.P2POp(dist.irecv, got, peer)]
 for w in dist.batch_isend_irecv(ops):
     w.wait()
 assert torch.equal(got.cpu(), torch.full((5,), float(peer)))
@@ -61,16 +60,20 @@ dist.barrier()
 # One FSDP2 step across the hosts equals the step of one process on the whole batch.
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
+
+
 def build():
     torch.manual_seed(0)
     return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4)).to("neuron")
+
+
 data = torch.randn(4 * world, 16, generator=torch.Generator().manual_seed(1))
 ref = build()
 ref(data.to("neuron")).square().mean().backward()
 torch.optim.SGD(ref.parameters(), lr=0.1).step()
 model = build()
 fully_shard(model, mesh=init_device_mesh("neuron", (world,)))
-model(data[4 * rank:4 * rank + 4].to("neuron")).square().mean().backward()
+model(data[4 * rank : 4 * rank + 4].to("neuron")).square().mean().backward()
 torch.optim.SGD(model.parameters(), lr=0.1).step()
 for p, q in zip(model.parameters(), ref.parameters()):
     assert torch.allclose(p.full_tensor().cpu(), q.detach().cpu(), rtol=1e-5, atol=1e-6)

@@ -20,8 +20,16 @@ MiB = 1 << 20
 
 def echo_child(inbox, outbox):
     view, param = inbox.get()
-    outbox.put((view.device.type, str(view.dtype), tuple(view.shape), view.float().sum().item(),
-                type(param).__name__, param.requires_grad))
+    outbox.put(
+        (
+            view.device.type,
+            str(view.dtype),
+            tuple(view.shape),
+            view.float().sum().item(),
+            type(param).__name__,
+            param.requires_grad,
+        )
+    )
     view.add_(1)
     param.data.mul_(2)
     outbox.put(torch.arange(4.0, device="neuron") * 10)
@@ -62,8 +70,7 @@ def round_trip(ctx):
     inbox.put("bye")
     child.join(60)
     print("child exit", child.exitcode)
-    print("parent sees writes", base[1:, ::2].float().sum().item(), base[0].float().sum().item(),
-          param.sum().item())
+    print("parent sees writes", base[1:, ::2].float().sum().item(), base[0].float().sum().item(), param.sum().item())
     print("child's tensor after it exited", back.tolist(), back.device)
 
 
@@ -128,4 +135,5 @@ def errors(ctx):
 
 if __name__ == "__main__":
     {"round-trip": round_trip, "reuse": reuse, "hogwild": hogwild, "errors": errors}[sys.argv[1]](
-        mp.get_context("spawn"))
+        mp.get_context("spawn")
+    )

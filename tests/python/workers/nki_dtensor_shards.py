@@ -2,14 +2,14 @@
 a row-wise RMSNorm-like kernel through nki_op and wrap_nki on a
 Shard(0) DTensor equals the same math on the full tensor."""
 
+import nki
+import nki.language as nl
 import torch
 import torch.distributed as dist
+from helpers.rank import WORLD, init
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Shard, distribute_tensor
 
-import nki
-import nki.language as nl
-from helpers.rank import WORLD, init
 from torch_neuronx import nki_op, wrap_nki
 
 

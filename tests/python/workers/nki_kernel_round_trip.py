@@ -2,10 +2,9 @@
 returns an output (test_nki_runtime.py runs it through host_staged.py, on
 devices whose memory the host cannot address)."""
 
-import torch
-
 import nki
 import nki.language as nl
+import torch
 
 
 @nki.jit

@@ -5,7 +5,6 @@ import datetime
 
 import torch
 import torch.distributed as dist
-
 from helpers.rank import RANK, init
 
 init(timeout_s=3)
@@ -23,6 +22,7 @@ if RANK == 0:
         assert "timed out after 3000 ms" in str(e) and "rank 1 sent nothing" in str(e), e
 else:
     import time
+
     time.sleep(4.5)  # past rank 0's 3 s timeout, within its next 3 s: the group is still usable
 dist.barrier()
 print("ok")

@@ -8,11 +8,11 @@ import time
 
 import torch
 import torch.distributed as dist
+from helpers.chrome_trace import Trace
+from helpers.rank import RANK, WORLD, init
 from torch.profiler import ProfilerActivity, profile
 
 import torch_neuronx  # noqa: F401
-from helpers.chrome_trace import Trace
-from helpers.rank import RANK, WORLD, init
 
 init()
 torch.neuron.set_device(RANK)
@@ -38,13 +38,17 @@ for e in coll.values():
     assert e["args"]["correlation"] in trace.flows("s"), e
 # A collective its caller waits for at once runs on the caller's thread; an
 # async one not yet waited for on the group's worker thread.
-launches = {e["args"]["correlation"]: e for e in trace.events
-            if e.get("ph") == "X" and e.get("name") == "neuron launch" and "correlation" in e.get("args", {})}
+launches = {
+    e["args"]["correlation"]: e
+    for e in trace.events
+    if e.get("ph") == "X" and e.get("name") == "neuron launch" and "correlation" in e.get("args", {})
+}
 main_tid = launches[coll["c10d::allreduce"]["args"]["correlation"]]["tid"]
 assert launches[coll["c10d::allgather"]["args"]["correlation"]]["tid"] == main_tid
 assert launches[coll["c10d::broadcast"]["args"]["correlation"]]["tid"] != main_tid
-assert any(e.get("cat") == "cpu_op" and e.get("name") == "c10d::allreduce_" and e["tid"] == main_tid
-           for e in trace.events)
+assert any(
+    e.get("cat") == "cpu_op" and e.get("name") == "c10d::allreduce_" and e["tid"] == main_tid for e in trace.events
+)
 est = {e["name"]: e for e in trace.estimated(pid)}
 assert est["c10d::allreduce (estimated)"]["args"]["engine"] == "collective"
 assert est["c10d::allreduce (estimated)"]["dur"] > 0

@@ -3,20 +3,25 @@ subgroups against local references (test_distributed_rooted_p2p.py)."""
 
 import torch
 import torch.distributed as dist
-
 from helpers.collective_data import DTYPES, data
 from helpers.rank import RANK, WORLD, init
 
 init(device_id=torch.device("neuron", RANK % torch.neuron.device_count()))  # bound: split_group needs it
 
+
 def total(xs, op):
     acc = xs[0].clone()
     for x in xs[1:]:
-        if op == "MAX": acc = torch.maximum(acc, x)
-        elif acc.dtype == torch.bool: acc = acc | x
-        elif acc.dtype in (torch.bfloat16, torch.float16): acc = (acc.float() + x.float()).to(acc.dtype)
-        else: acc = acc + x
+        if op == "MAX":
+            acc = torch.maximum(acc, x)
+        elif acc.dtype == torch.bool:
+            acc = acc | x
+        elif acc.dtype in (torch.bfloat16, torch.float16):
+            acc = (acc.float() + x.float()).to(acc.dtype)
+        else:
+            acc = acc + x
     return acc
+
 
 checked = 0
 for n in (1, 1000, (5 << 20) // 4 + 3):  # more than one 4 MiB slot at the largest
@@ -48,8 +53,12 @@ rows = lambda s, d: 0 if s == d else s + d + 1
 block = lambda s, d: torch.full((rows(s, d), 3), 100 * s + d, dtype=torch.float32)
 inp = torch.cat([block(RANK, d) for d in range(WORLD)]).to("neuron")
 out = torch.empty(sum(rows(s, RANK) for s in range(WORLD)), 3, device="neuron")
-dist.all_to_all_single(out, inp, output_split_sizes=[rows(s, RANK) for s in range(WORLD)],
-                       input_split_sizes=[rows(RANK, d) for d in range(WORLD)])
+dist.all_to_all_single(
+    out,
+    inp,
+    output_split_sizes=[rows(s, RANK) for s in range(WORLD)],
+    input_split_sizes=[rows(RANK, d) for d in range(WORLD)],
+)
 assert torch.equal(out.cpu(), torch.cat([block(s, RANK) for s in range(WORLD)]))
 outs = [torch.empty(rows(s, RANK), 3, device="neuron") for s in range(WORLD)]
 dist.all_to_all(outs, [block(RANK, d).to("neuron") for d in range(WORLD)])
@@ -58,6 +67,7 @@ checked += 2
 
 # The coalescing manager takes the coalesced fast paths.
 from torch.distributed.distributed_c10d import _coalescing_manager
+
 a = [torch.full((5,), float(RANK + i), device="neuron") for i in range(3)]
 with _coalescing_manager(device=torch.device("neuron")):
     for t in a:
@@ -78,7 +88,7 @@ with _coalescing_manager(device=torch.device("neuron")):
 s = sum(r + 1 for r in range(WORLD))
 for k, o in enumerate(scattered):
     full = torch.arange(2 * WORLD, dtype=torch.float32) * (s + WORLD * k)
-    assert torch.equal(o.cpu(), full[2 * RANK:2 * RANK + 2])
+    assert torch.equal(o.cpu(), full[2 * RANK : 2 * RANK + 2])
 lists = [[torch.empty(3, device="neuron") for _ in range(WORLD)] for _ in range(2)]
 dist.all_gather_coalesced(lists, [torch.full((3,), float(RANK + 10 * k), device="neuron") for k in range(2)])
 assert all(torch.equal(lists[k][r].cpu(), torch.full((3,), float(r + 10 * k))) for k in range(2) for r in range(WORLD))

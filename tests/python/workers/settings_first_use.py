@@ -7,6 +7,7 @@ import warnings
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import torch
+
     import torch_neuronx  # noqa: F401
 
 for w in caught:

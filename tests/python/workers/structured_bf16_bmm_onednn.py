@@ -3,7 +3,11 @@ for the process (test_structured_kernels.py: a new interpreter, so that no
 earlier test decides the flag)."""
 
 import warnings
-import torch, torch_neuronx  # noqa: F401
+
+import torch  # noqa: F401
+
+import torch_neuronx  # noqa: F401  (registers the device)
+
 assert torch.backends.mkldnn.enabled
 for dtype in (torch.bfloat16, torch.half):
     a = torch.randn(4, 3, 128, dtype=dtype)

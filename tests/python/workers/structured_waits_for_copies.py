@@ -2,6 +2,7 @@
 (test_structured_kernels.py)."""
 
 import torch
+
 x = torch.arange(1 << 16, dtype=torch.float32)
 for _ in range(20):
     d = x.to("neuron", non_blocking=True)

@@ -2,7 +2,6 @@
 CPU's (test_host_access_off.py runs it on devices the host cannot address)."""
 
 import torch
-
 from helpers.tiny_llama import cpu_and_neuron_pair
 
 cpu, dev, ids = cpu_and_neuron_pair()

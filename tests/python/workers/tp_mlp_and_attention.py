@@ -3,16 +3,17 @@ unsharded module's output and gradients (test_distributed_tensor_parallel.py).""
 
 import torch
 import torch.distributed as dist
+from helpers.rank import WORLD, init
+from helpers.tp_modules import DIM, MLP, Attention, fresh, full
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
-from helpers.rank import WORLD, init
-from helpers.tp_modules import DIM, MLP, Attention, fresh, full
-
 init()
 mesh = init_device_mesh("neuron", (WORLD,))
-plans = {MLP: {"up": ColwiseParallel(), "down": RowwiseParallel()},
-         Attention: {"q": ColwiseParallel(), "k": ColwiseParallel(), "v": ColwiseParallel(), "o": RowwiseParallel()}}
+plans = {
+    MLP: {"up": ColwiseParallel(), "down": RowwiseParallel()},
+    Attention: {"q": ColwiseParallel(), "k": ColwiseParallel(), "v": ColwiseParallel(), "o": RowwiseParallel()},
+}
 x = torch.randn(2, 5, DIM, generator=torch.Generator().manual_seed(1)).to("neuron")
 for cls, plan in plans.items():
     ref = fresh(cls)

@@ -23,19 +23,29 @@ _MASKED = -1e30  # a masked score, finite so that a fully masked row stays finit
 
 def _check(q, k, v, bias, causal):
     if q.dim() != 4 or k.shape != v.shape or q.shape[0] != k.shape[0] or q.shape[3] != k.shape[3]:
-        raise ValueError(f"attention: expected q (B, H, Sq, D) and k, v (B, Hkv, Sk, D), got "
-                         f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+        raise ValueError(
+            f"attention: expected q (B, H, Sq, D) and k, v (B, Hkv, Sk, D), got "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
     if q.shape[3] > 128:
-        raise ValueError(f"attention: head_dim {q.shape[3]} > 128: the contraction of Q K^T must fit the "
-                         f"128 partitions of a NeuronCore; use attn_implementation='sdpa' for this model")
+        raise ValueError(
+            f"attention: head_dim {q.shape[3]} > 128: the contraction of Q K^T must fit the "
+            f"128 partitions of a NeuronCore; use attn_implementation='sdpa' for this model"
+        )
     if q.shape[1] % k.shape[1]:
         raise ValueError(f"attention: {q.shape[1]} query heads are not a multiple of {k.shape[1]} key/value heads")
     if causal and k.shape[2] < q.shape[2]:
         raise ValueError(f"attention: causal with fewer keys ({k.shape[2]}) than queries ({q.shape[2]})")
-    if bias is not None and (bias.dim() != 4 or bias.shape[2:] != (q.shape[2], k.shape[2])
-                             or bias.shape[0] not in (1, q.shape[0]) or bias.shape[1] not in (1, q.shape[1])):
-        raise ValueError(f"attention: a mask must be (1 or B, 1 or H, Sq, Sk) = (.., .., {q.shape[2]}, "
-                         f"{k.shape[2]}), got {tuple(bias.shape)}")
+    if bias is not None and (
+        bias.dim() != 4
+        or bias.shape[2:] != (q.shape[2], k.shape[2])
+        or bias.shape[0] not in (1, q.shape[0])
+        or bias.shape[1] not in (1, q.shape[1])
+    ):
+        raise ValueError(
+            f"attention: a mask must be (1 or B, 1 or H, Sq, Sk) = (.., .., {q.shape[2]}, "
+            f"{k.shape[2]}), got {tuple(bias.shape)}"
+        )
 
 
 def _additive(bias):
@@ -46,8 +56,9 @@ def _additive(bias):
 
 
 @torch.library.custom_op(add_op_namespace_prefix("attention"), mutates_args=())
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None, scale: float,
-              causal: bool) -> torch.Tensor:
+def attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Tensor | None, scale: float, causal: bool
+) -> torch.Tensor:
     """softmax(q k^T * scale + mask [causal]) v for q (B, H, Sq, D), k and v
     (B, Hkv, Sk, D) and an optional mask (bool: True attends, or additive)
     of (1 or B, 1 or H, Sq, Sk), which then replaces `causal`; returns
@@ -56,11 +67,11 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, bias: torch.Ten
     if bias is not None:
         qt, n_q, n_k = tile_sizes(q.shape[2], k.shape[2])
         scaled = _additive(bias) / scale  # the kernel adds it to Q K^T before the scale
-        bias = F.pad(F.pad(scaled, (0, n_k * 128 - k.shape[2]), value=_MASKED / scale),
-                     (0, 0, 0, n_q * qt - q.shape[2])).contiguous()
+        bias = F.pad(
+            F.pad(scaled, (0, n_k * 128 - k.shape[2]), value=_MASKED / scale), (0, 0, 0, n_q * qt - q.shape[2])
+        ).contiguous()
         causal = False
-    return attention_kernel(q.contiguous(), k.to(q.dtype).contiguous(), v.to(q.dtype).contiguous(), bias,
-                            scale, causal)
+    return attention_kernel(q.contiguous(), k.to(q.dtype).contiguous(), v.to(q.dtype).contiguous(), bias, scale, causal)
 
 
 @attention.register_fake
@@ -102,6 +113,7 @@ def _backward(ctx, grad):
 
     def fold(g):  # sum the query heads sharing a key/value head
         return g.reshape(g.shape[0], -1, rep, *g.shape[2:]).sum(2)
+
     return gq.to(q.dtype), fold(gk).to(k.dtype), fold(gv).to(v.dtype), None, None, None
 
 
@@ -110,22 +122,25 @@ attention.register_autograd(_backward, setup_context=_setup)
 supports_flash_attn = True
 
 
-def flash_attn_forward(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None,
-                       **kwargs):
+def flash_attn_forward(module, query, key, value, attention_mask, dropout=0.0, scaling=None, is_causal=None, **kwargs):
     """Transformers' attention-function contract: query (B, H, Sq, D), key and
     value (B, Hkv, Sk, D), SDPA's mask (None, or bool / additive of
     (B, 1, Sq, Sk)); returns ((B, Sq, H, D), None)."""
     for name in ("softcap", "s_aux"):
         if kwargs.get(name) is not None:
-            raise ValueError(f"attention-nki does not implement {name}; use attn_implementation='sdpa' or "
-                             "'eager' for this model")
+            raise ValueError(
+                f"attention-nki does not implement {name}; use attn_implementation='sdpa' or 'eager' for this model"
+            )
     window = kwargs.get("sliding_window")
     if window is not None and attention_mask is None and key.shape[2] > window:
-        raise ValueError(f"attention-nki got a sliding window of {window} over {key.shape[2]} keys without a "
-                         "mask; use attn_implementation='sdpa' for this model")
+        raise ValueError(
+            f"attention-nki got a sliding window of {window} over {key.shape[2]} keys without a "
+            "mask; use attn_implementation='sdpa' for this model"
+        )
     if dropout and module.training:
-        raise ValueError(f"attention-nki has no attention dropout (got {dropout}); set the config's "
-                         "attention_dropout to 0.0")
+        raise ValueError(
+            f"attention-nki has no attention dropout (got {dropout}); set the config's attention_dropout to 0.0"
+        )
     if is_causal is None:
         is_causal = getattr(module, "is_causal", False)
     causal = bool(is_causal) and query.shape[2] > 1

@@ -2,10 +2,11 @@
 tutorial: per (batch, head) and per tile of 128 queries, S = Q K^T on the
 Tensor engine into PSUM, the mask (a caller's mask as an additive bias;
 else causal, aligned to the end of the keys as a KV cache is, or the key
-tail, by affine_select on the tiles that need it), the row max on the Vector engine, exp(scale * (S - max)) and its row sum in
-one Scalar-engine activation, P^T by nc_transpose and O = P V accumulated in
-PSUM over tiles of 128 keys, then O / rowsum stored in Transformers' (batch,
-seq, heads, head_dim) layout. Grouped-query attention reads key/value head
+tail, by affine_select on the tiles that need it), the row max on the Vector
+engine, exp(scale * (S - max)) and its row sum in one Scalar-engine
+activation, P^T by nc_transpose and O = P V accumulated in PSUM over tiles of
+128 keys, then O / rowsum stored in Transformers' (batch, seq, heads, head_dim)
+layout. Grouped-query attention reads key/value head
 h // (heads / kv_heads), loaded once for its query heads. head_dim <= 128."""
 
 import math
@@ -57,12 +58,13 @@ def attention_kernel(q, k, v, bias, scale, causal):
             vs_h = nl.zeros((n_k, nl.par_dim(128), D), dtype=q.dtype)  # V: keys on partitions
             for j in nl.affine_range(n_k):
                 vs_h[j, ip, idd] = nl.load(v[b, hk, j * 128 + ip, idd], mask=(j * 128 + ip < Sk))
-                kt_h[j, ipd, ik] = nl.load_transpose2d(k[b, hk, j * 128 + nl.arange(128)[:, None], idd],
-                                                       mask=(j * 128 + ik < Sk))
+                kt_h[j, ipd, ik] = nl.load_transpose2d(
+                    k[b, hk, j * 128 + nl.arange(128)[:, None], idd], mask=(j * 128 + ik < Sk)
+                )
             k_t.append(kt_h)
             v_s.append(vs_h)
         for g in nl.static_range(0, len(items), group):
-            work = items[g:g + group]
+            work = items[g : g + group]
             scores = []
             for h, i in work:  # stage 1: S = Q K^T, masked where needed
                 q_t = nl.load_transpose2d(q[b, h, i * qt + nl.arange(qt)[:, None], idd], mask=(i * qt + iq < Sq))
@@ -70,8 +72,11 @@ def attention_kernel(q, k, v, bias, scale, causal):
                 for j in nl.static_range(n_k):  # static: the masking below depends on j at trace time
                     s_psum = nisa.nc_matmul(q_t, k_t[h // rep][j, ipd, ik])
                     if bias is not None:  # the caller's mask, as an additive bias
-                        b_tile = nl.load(bias[b if bias.shape[0] > 1 else 0, h if bias.shape[1] > 1 else 0,
-                                              i * qt + iqp, j * 128 + ik])
+                        b_tile = nl.load(
+                            bias[
+                                b if bias.shape[0] > 1 else 0, h if bias.shape[1] > 1 else 0, i * qt + iqp, j * 128 + ik
+                            ]
+                        )
                         s_sb[iqp, j * 128 + ik] = nl.add(s_psum, b_tile, dtype=nl.float32)
                         continue
                     if causal and j * 128 + 127 > i * qt + past:  # the tile reaches past the diagonal
@@ -81,22 +86,31 @@ def attention_kernel(q, k, v, bias, scale, causal):
                     else:
                         s_sb[iqp, j * 128 + ik] = nl.copy(s_psum, dtype=nl.float32)
                         continue
-                    s_sb[iqp, j * 128 + ik] = nisa.affine_select(pred=keep, on_true_tile=s_psum,
-                                                                 on_false_value=NEG, dtype=nl.float32)
+                    s_sb[iqp, j * 128 + ik] = nisa.affine_select(
+                        pred=keep, on_true_tile=s_psum, on_false_value=NEG, dtype=nl.float32
+                    )
                 scores.append(s_sb)
             probs = []
             for s_sb in scores:  # stage 2: exp(scale * s - scale * max) and its row sum, one activation
                 neg_max = nisa.tensor_reduce(np.max, data=s_sb, axis=(1,), negate=True, dtype=nl.float32)
                 row_sum = nl.ndarray((nl.par_dim(qt), 1), dtype=nl.float32)
-                p_in = nisa.activation_reduce(op=np.exp, data=s_sb, reduce_op=np.add, reduce_res=row_sum,
-                                              bias=nl.multiply(neg_max, scale), scale=scale, dtype=v.dtype)
+                p_in = nisa.activation_reduce(
+                    op=np.exp,
+                    data=s_sb,
+                    reduce_op=np.add,
+                    reduce_res=row_sum,
+                    bias=nl.multiply(neg_max, scale),
+                    scale=scale,
+                    dtype=v.dtype,
+                )
                 probs.append((p_in, row_sum))
             for (h, i), (p_in, row_sum) in zip(work, probs):  # stage 3: O = P V / row sum
                 o_psum = nl.zeros((nl.par_dim(qt), D), dtype=nl.float32, buffer=nl.psum)
                 for j in nl.affine_range(n_k):
                     # PSUM -> SBUF on the Scalar engine: the Vector engine is the busier one
-                    p_t = nisa.tensor_copy(nisa.nc_transpose(p_in[iqp, j * 128 + ik]), engine=nisa.scalar_engine,
-                                           dtype=v.dtype)
+                    p_t = nisa.tensor_copy(
+                        nisa.nc_transpose(p_in[iqp, j * 128 + ik]), engine=nisa.scalar_engine, dtype=v.dtype
+                    )
                     o_psum += nisa.nc_matmul(p_t, v_s[h // rep][j, ip, idd])
                 o = nl.multiply(o_psum, nl.reciprocal(row_sum), dtype=q.dtype)
                 nl.store(out[b, i * qt + iqp, h, idd], value=o, mask=(i * qt + iqp < Sq))

@@ -35,9 +35,11 @@ def linear_gelu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> to
     if x.shape[-1] != weight.shape[1]:
         raise ValueError(f"linear_gelu: x's last dimension {x.shape[-1]} differs from weight's {weight.shape[1]}")
     if weight.numel() * x.element_size() > W_T_SBUF_BYTES * 128:
-        raise ValueError(f"linear_gelu: the weight {tuple(weight.shape)} in {x.dtype} needs "
-                         f"{weight.numel() * x.element_size() // 128 // 1024} KiB per SBUF partition, over the "
-                         f"kernel's {W_T_SBUF_BYTES // 1024} KiB; split the projection or use nn.Linear + GELU")
+        raise ValueError(
+            f"linear_gelu: the weight {tuple(weight.shape)} in {x.dtype} needs "
+            f"{weight.numel() * x.element_size() // 128 // 1024} KiB per SBUF partition, over the "
+            f"kernel's {W_T_SBUF_BYTES // 1024} KiB; split the projection or use nn.Linear + GELU"
+        )
     w = weight.to(x.dtype).contiguous()
     out = linear_gelu_kernel(_rows(x), w, bias.contiguous())
     return out.reshape(*x.shape[:-1], weight.shape[0])
@@ -80,8 +82,12 @@ def _layer_norm_backward(ctx, grad):
     gn = gf * w.float()
     gx = inv * (gn - gn.mean(-1, keepdim=True) - normed * (gn * normed).mean(-1, keepdim=True))
     flat = x.shape[-1]
-    return (gx.to(x.dtype), (gf * normed).reshape(-1, flat).sum(0).to(w.dtype),
-            gf.reshape(-1, flat).sum(0).to(b.dtype), None)
+    return (
+        gx.to(x.dtype),
+        (gf * normed).reshape(-1, flat).sum(0).to(w.dtype),
+        gf.reshape(-1, flat).sum(0).to(b.dtype),
+        None,
+    )
 
 
 def _linear_gelu_backward(ctx, grad):
@@ -104,5 +110,13 @@ gelu.register_autograd(_gelu_backward, setup_context=_save_all)
 
 from . import layers  # noqa: E402
 
-__all__ = ["gelu", "gelu_kernel", "layer_norm", "layer_norm_kernel", "layers", "linear_gelu",
-           "linear_gelu_kernel", "ops"]
+__all__ = [
+    "gelu",
+    "gelu_kernel",
+    "layer_norm",
+    "layer_norm_kernel",
+    "layers",
+    "linear_gelu",
+    "linear_gelu_kernel",
+    "ops",
+]

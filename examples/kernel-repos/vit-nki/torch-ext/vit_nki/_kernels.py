@@ -10,7 +10,6 @@ import nki
 import nki.isa as nisa
 import nki.language as nl
 
-
 W_T_SBUF_BYTES = 160 * 1024  # per partition, for W^T kept in SBUF by linear_gelu_kernel
 
 

@@ -62,6 +62,7 @@ try:
 except ImportError:  # the layouts only matter to Transformers
     pass
 else:
+
     class ViTMLPLayout(_vit.ViTMLP):
         forward = _vit.ViTMLP.forward
 
