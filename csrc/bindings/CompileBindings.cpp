@@ -21,7 +21,7 @@
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHostAccess.h"
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 
 // torch/csrc/profiler/python/combined_traceback.h, whose include of

@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
 
 namespace torch_neuronx {
 namespace {

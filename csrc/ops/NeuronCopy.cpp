@@ -15,9 +15,9 @@
 #include <torch/library.h>
 
 #include "dispatch/NeuronOpTracking.h"
+#include "memory/NeuronHostAllocator.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronHostAccess.h"
-#include "runtime/NeuronHostAllocator.h"
 #include "runtime/NeuronStream.h"
 
 namespace torch_neuronx {

@@ -19,11 +19,11 @@
 #include <torch/library.h>
 
 #include "dispatch/NeuronOpTracking.h"
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
+#include "memory/NeuronStorage.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronHostAccess.h"
-#include "runtime/NeuronStorage.h"
 #include "runtime/NeuronStream.h"
 
 namespace torch_neuronx {

@@ -41,7 +41,7 @@
 #include <torch/library.h>
 
 #include "dispatch/NeuronStructured.h"
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHostAccess.h"
 

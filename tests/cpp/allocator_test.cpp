@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
 #include "runtime/NeuronStream.h"
 
 using torch_neuronx::caching_allocator;

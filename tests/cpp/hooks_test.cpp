@@ -5,10 +5,10 @@
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/StorageImpl.h>
 
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
+#include "memory/NeuronHostAllocator.h"
 #include "runtime/NeuronGenerator.h"
 #include "runtime/NeuronHostAccess.h"
-#include "runtime/NeuronHostAllocator.h"
 
 using namespace torch_neuronx;
 

@@ -1,11 +1,11 @@
-#include "runtime/NeuronDeviceCache.h"
+#include "memory/NeuronDeviceCache.h"
 
 #include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <string>
 
-#include "runtime/NeuronAllocatorObserver.h"
+#include "memory/NeuronAllocatorObserver.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronStream.h"
 

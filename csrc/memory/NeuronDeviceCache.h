@@ -24,8 +24,8 @@
 #include <set>
 #include <vector>
 
+#include "memory/NeuronAllocatorObserver.h"
 #include "neuron_hal/event.h"
-#include "runtime/NeuronAllocatorObserver.h"
 
 namespace torch_neuronx {
 

@@ -1,8 +1,8 @@
-#include "runtime/NeuronIpc.h"
+#include "memory/NeuronIpc.h"
 
 #include <c10/util/Exception.h>
 
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHal.h"
 

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "runtime/NeuronAllocatorObserver.h"
+#include "memory/NeuronAllocatorObserver.h"
 #include "runtime/NeuronExport.h"
 
 namespace torch_neuronx {

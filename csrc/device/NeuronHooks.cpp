@@ -4,12 +4,12 @@
 #include <c10/core/StorageImpl.h>
 #include <c10/util/Exception.h>
 
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
+#include "memory/NeuronHostAllocator.h"
+#include "memory/NeuronStorage.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronGenerator.h"
 #include "runtime/NeuronHal.h"
-#include "runtime/NeuronHostAllocator.h"
-#include "runtime/NeuronStorage.h"
 
 namespace torch_neuronx {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/NeuronHostAllocator.h"
+#include "memory/NeuronHostAllocator.h"
 
 #include <c10/util/Exception.h>
 #include <c10/util/llvmMathExtras.h>

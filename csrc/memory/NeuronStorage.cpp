@@ -1,8 +1,8 @@
-#include "runtime/NeuronStorage.h"
+#include "memory/NeuronStorage.h"
 
 #include <c10/util/Exception.h>
 
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronStream.h"
 

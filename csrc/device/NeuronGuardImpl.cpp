@@ -4,7 +4,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronStream.h"

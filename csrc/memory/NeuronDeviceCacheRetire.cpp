@@ -2,7 +2,7 @@
 // short list of recently freed small blocks that the next allocation of the
 // same size and stream takes first, to the pool, or, while other processes
 // still map it, to the shared blocks' limbo.
-#include "runtime/NeuronDeviceCache.h"
+#include "memory/NeuronDeviceCache.h"
 
 #include "runtime/NeuronHal.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/NeuronCachingAllocator.h"
+#include "memory/NeuronCachingAllocator.h"
 
 #include <c10/util/Exception.h>
 
@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/NeuronAllocatorObserver.h"
-#include "runtime/NeuronDeviceCache.h"
+#include "memory/NeuronAllocatorObserver.h"
+#include "memory/NeuronDeviceCache.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronStream.h"
