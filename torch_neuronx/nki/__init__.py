@@ -6,11 +6,25 @@ Trainium in AWS's documented style run unchanged on `neuron` tensors (and on
 CPU tensors / NumPy arrays through `nki.simulate`), with the hardware's limits
 checked and their time on a Trainium core estimated (`last_estimate()`).
 See docs/nki.md.
+
+Layers, each importing only those below it (tests/python/test_layering.py):
+  errors.py, finder.py (stdlib only)  bottom
+  chip/        the NeuronCore generation (its numbers: torch_neuronx.trainium), dtypes
+  trace/       buffers, instructions, index expressions, tiles, recording one instruction
+  isa/         `nki.isa`: one file per engine
+  language/    `nki.language`: one file per concept; may use isa's instructions
+  cost/        the cost model of a trace
+  executor/    plans: fusing, binding to device memory, running
+  jit.py       `nki.jit` / Kernel: traces, checks, estimates, runs
+  torch_ops.py `nki_op` / `wrap_nki` (torch.library)
 """
 
-from . import finder, isa, language  # noqa: F401  (finder: `import nki` after torch_neuronx)
+from . import isa, language
 from .errors import NKIError, NKIUnsupported
+from .finder import install as _install_finder
 from .jit import Kernel, jit, last_estimate, simulate, stats
+
+_install_finder()  # `import nki` after `import torch_neuronx` where the .pth did not run (idempotent)
 
 simulate_kernel = None  # set below: AWS's older spelling, simulate_kernel(kernel, *args)
 

@@ -6,14 +6,18 @@ device memory, after the work queued on the current stream that produced
 them), CPU tensors or NumPy arrays (`nki.simulate`). The signature of a call
 is its grid, target, and per argument either (shape, dtype, strides) for a
 tensor or the value itself; a new signature traces the kernel (checking
-every limit, see trace.py), builds a plan (plan.py) and a cost estimate
-(cost.py); a known one replays the plan. Outputs are the `shared_hbm`
-tensors the kernel returns, allocated per call on the arguments' device.
+every limit, see trace/state.py), builds a plan (executor/plan.py) and a cost
+estimate (cost/); a known one replays the plan (executor/device.py). Outputs
+are the `shared_hbm` tensors the kernel returns, allocated per call on the
+arguments' device. The top layer of the package with torch_ops.py: it
+imports the trace, the cost model and the executor, not the language or the
+ISA (kernels call those; the package's __init__ imports them).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import threading
 
@@ -21,11 +25,15 @@ import torch
 
 from .. import _C
 from ..observability import op_tracking as _op_tracking
-from . import cost, limits
+from .chip import targets
+from .cost.schedule import estimate as estimate_cost
 from .errors import NKIError
-from .plan import Plan
-from .tile import Access, Tile
-from .trace import HBM, Buffer, Trace, active
+from .executor.device import execute, map_outputs
+from .executor.plan import Plan
+from .trace.access import Access
+from .trace.buffers import HBM, Buffer
+from .trace.state import Trace, active
+from .trace.tile import Tile
 
 _last = threading.local()
 _stats = {"traces": 0, "calls": 0}
@@ -107,10 +115,10 @@ class Kernel:
         traced = self.traced(grid, args, kwargs)
         _last.estimate = traced.estimate
         if fake:  # shapes only: fake tensors (torch.compile) or meta
-            return _map(traced.outputs, lambda b: _fake_result(b, tensors))
+            return map_outputs(traced.outputs, lambda b: _fake_result(b, tensors))
         _stats["calls"] += 1
         start = _C._trace_now_ns() if device is not None and _C._trace_active() else None
-        out = _execute(traced.plan(), tensors, device, traced.mutated)
+        out = execute(traced.plan(), tensors, device, traced.mutated)
         if device is not None:  # neuron (None: CPU tensors, simulated)
             if start is not None:  # a profiler is recording: the kernel with its NKI estimate
                 est = traced.estimate
@@ -129,13 +137,13 @@ class Kernel:
             for observe in run_observers:
                 observe(self.__name__, traced.estimate)
         if numpy_in:
-            out = _map(out, lambda t: t.numpy())
+            out = map_outputs(out, lambda t: t.numpy())
         return out
 
     def traced(self, grid, args, kwargs=None) -> _Traced:
         """The trace of this call's signature (traced now if it is new)."""
         kwargs = kwargs or {}
-        target = limits.resolve_target(self.platform_target)
+        target = targets.resolve_target(self.platform_target)
         key = (grid, target, tuple(_signature(a) for a in args), tuple((k, _signature(v)) for k, v in kwargs.items()))
         traced = self.plans.get(key)
         if traced is None:
@@ -177,10 +185,10 @@ class Kernel:
                 if i == 0:
                     result = r
             tr.check_capacity()
-            outputs = _map(result, lambda t: _output_buffer(tr, t))
+            outputs = map_outputs(result, lambda t: _output_buffer(tr, t))
         self.trace_count += 1
         _stats["traces"] += 1
-        return _Traced(tr, outputs, cost.estimate(tr))
+        return _Traced(tr, outputs, estimate_cost(tr))
 
 
 class _Traced:
@@ -206,8 +214,6 @@ class _Traced:
 
 
 def _param_names(fn, n):
-    import inspect
-
     try:
         names = [p.name for p in inspect.signature(fn).parameters.values()]
     except (TypeError, ValueError):
@@ -259,57 +265,6 @@ def _output_buffer(tr, t):
             kernel=tr.kernel_name,
         )
     return buf
-
-
-def _map(x, fn):
-    if x is None:
-        return None
-    if isinstance(x, (tuple, list)):
-        return type(x)(_map(v, fn) for v in x)
-    if isinstance(x, dict):
-        return {k: _map(v, fn) for k, v in x.items()}
-    return fn(x)
-
-
-def _execute(plan: Plan, tensors, device, mutated):
-    """Runs a plan on the arguments' memory; returns the outputs. CPU tensors
-    (the simulator) are used as they are; neuron tensors through host views of
-    their device memory, after the current stream's work that produced them,
-    or, where the host cannot address the device, through staged copies of
-    which the written ones (outputs, `mutated` arguments) are copied back."""
-    if device is None:
-        view, staged = (lambda t: t), False
-    else:
-        import torch_neuronx._C as _C
-
-        _C._wait_for_producers(device.index)
-        staged = not _C._host_addressable(device.index)
-        view = (lambda t: t.cpu()) if staged else _C._host_view
-    fresh: dict = {}
-
-    def new(b):
-        t = fresh[b.id] = torch.empty(b.shape, dtype=b.dtype, device=device)
-        return view(t)
-
-    host = [view(t) for t in tensors]
-    env = plan.bind(host, new)
-    plan.run(env)
-    if staged:
-        for i in mutated:
-            tensors[i].copy_(host[i])
-        for bid, t in fresh.items():
-            t.copy_(env[bid])
-    return _map(plan.outputs, lambda b: _result(b, fresh, tensors))
-
-
-def _result(b, fresh, tensors):
-    """The caller's tensor for an output buffer: a fresh output, an argument
-    the kernel returns, or a reshape of either."""
-    if b.parent is not None:
-        return _result(b.parent, fresh, tensors).view(b.shape)
-    if b.role == "arg":
-        return tensors[b.index]
-    return fresh[b.id]
 
 
 def jit(fn=None, *, platform_target=None, mode=None, **options):

@@ -7,8 +7,8 @@ Trainium2 is the default. The numbers themselves live in `torch_neuronx.trainium
 
 import os
 
-from .. import trainium
-from .errors import NKIError
+from ... import trainium
+from ..errors import NKIError
 
 _ALIASES = {
     "trn1": "trn1",

@@ -1,11 +1,12 @@
 """NKI's data types are PyTorch's: `nl.bfloat16` is `torch.bfloat16` and the
 fp8 formats are PyTorch's fp8 dtypes, so tiles hold real fp8 values (casts
 round to nearest even, as the hardware's do). NumPy dtypes, ml_dtypes and
-strings are accepted wherever a dtype is."""
+strings are accepted wherever a dtype is. `fp32` and `bfp16` hold the
+lowest finite values that kernels use as -inf (`nl.fp32.min`)."""
 
 import torch
 
-from .errors import NKIError
+from ..errors import NKIError
 
 float32 = torch.float32
 tfloat32 = torch.float32  # stored as fp32; the Tensor engine's tf32 rounding is not modelled
@@ -21,6 +22,17 @@ uint8 = torch.uint8
 uint16 = torch.uint16
 uint32 = torch.uint32
 bool_ = torch.bool
+
+
+class fp32:  # noqa: N801  (AWS's name)
+    """`nl.fp32.min`: the lowest finite fp32 (0xff7fffff), the masks' stand-in for -inf."""
+
+    min = -3.4028234663852886e38
+
+
+class bfp16:  # noqa: N801
+    min = -3.3895313892515355e38  # 0xff7f, the lowest finite bf16
+
 
 _BY_NAME = {
     "float32": float32,

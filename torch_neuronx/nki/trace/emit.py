@@ -15,78 +15,14 @@ import math
 
 import torch
 
-from . import dtypes
-from . import trace as tracing
-from .errors import NKIError
+from ..chip import dtypes
+from . import state
+from .access import Access
+from .alloc import new_tile
+from .buffers import SBUF, Instr
 from .indexing import IndexExpr, broadcast_shapes
-from .tile import Access, Tile
-from .trace import PSUM, SBUF, Buffer, Instr
-
-_LOW = (torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2)
-
-
-def f32(x):
-    """A tensor in the precision the engines compute in."""
-    if isinstance(x, torch.Tensor) and x.dtype in _LOW:
-        return x.float()
-    return x
-
-
-def new_buffer(shape, dtype, kind=SBUF, name=None, role="onchip", par_axis=0) -> Buffer:
-    tr = tracing.require("allocating a tile")
-    shape = tuple(int(s) for s in shape)
-    dtype = dtypes.to_torch(dtype)
-    if kind.on_chip:
-        if not shape:
-            raise tr.error(f"an on-chip tile needs at least one dimension (the partition dimension), got {shape}")
-        p = shape[par_axis]
-        if p > tr.limits.pmax:
-            raise tr.error(
-                f"partition dimension {p} of the new {kind.name} tile {list(shape)} exceeds the "
-                f"limit of {tr.limits.pmax} partitions: split it into tiles of at most "
-                f"{tr.limits.pmax} rows"
-            )
-        if kind is PSUM and dtype not in (torch.float32, torch.bfloat16):
-            raise tr.error(
-                f"PSUM holds fp32 or bf16 only, not {str(dtype).replace('torch.', '')} "
-                f"(new tile {list(shape)}); allocate it in SBUF or as nl.float32"
-            )
-    return Buffer(tr, kind, shape, dtype, name, role, par_axis=par_axis)
-
-
-def new_tile(shape, dtype, kind=SBUF, name=None, par_axis=0) -> Tile:
-    return Tile(Access.whole(new_buffer(shape, dtype, kind, name, par_axis=par_axis)))
-
-
-def is_scalar(x) -> bool:
-    return isinstance(x, (int, float, bool)) or (
-        hasattr(x, "item") and not isinstance(x, (Tile, torch.Tensor)) and getattr(x, "ndim", 0) == 0
-    )
-
-
-def dma_cost(src, dst=None) -> dict:
-    """The cost record of a DMA moving src (to dst): its bytes at the wider of the two dtypes."""
-    return {"bytes": math.prod(src.shape) * max(src.dtype.itemsize, (src if dst is None else dst).dtype.itemsize)}
-
-
-def as_tile(x, what="operand") -> Tile:
-    if isinstance(x, Tile):
-        return x
-    raise NKIError(f"{what} must be a tile (an NKI tensor), got {type(x).__name__} {x!r}")
-
-
-def partition_aligned(t: Tile, rank: int) -> Tile:
-    """A lower-rank on-chip tile combined with a rank-`rank` one keeps its
-    first axis on the partitions: (P,) acts as (P, 1), as a reduction's result
-    does in AWS's kernels (NumPy would align it with the last axis)."""
-    if not (1 <= t.ndim < rank) or not t.access.buffer.kind.on_chip:
-        return t
-    k = rank - t.ndim
-    acc = t.access
-    arrays = [a.reshape(tuple(a.shape) + (1,) * k) if a.dim() == t.ndim else a for a in acc.arrays]
-    out = Tile(Access(acc.buffer, arrays, tuple(acc.shape) + (1,) * k, acc.mask))
-    out.producer, out.used = t.producer, t.used
-    return out
+from .operands import is_scalar, partition_aligned
+from .tile import Tile
 
 
 def _mask_sources(tr, name, m, srcs, src_acc):
@@ -151,7 +87,7 @@ def emit(
     returns the destination tile. `srcs` may hold tiles and scalars; scalars
     are bound into the computation. `shape` defaults to the broadcast of the
     tile operands' shapes."""
-    tr = tracing.require(f"nl/nisa.{name}")
+    tr = state.require(f"nl/nisa.{name}")
     rank = max([s.ndim for s in srcs if isinstance(s, Tile)] + [dst.ndim if dst is not None else 0])
     srcs = [partition_aligned(s, rank) if isinstance(s, Tile) else s for s in srcs]
     tiles = [s for s in srcs if isinstance(s, Tile)]
@@ -250,7 +186,7 @@ def emit(
         box=box if fresh else None,
         wmask=m if fresh else None,
     )
-    if direct is not None and box is None:  # fuse.py may batch repeats of this exact elementwise op
+    if direct is not None and box is None:  # executor/fuse.py may batch repeats of this exact elementwise op
         instr.op_key = (name, direct, tuple(repr(c) for c in consts))
     tr.record(instr, poison_rule)
     if fresh:
@@ -329,11 +265,3 @@ def _direct_step(direct, positions, consts, rd, out):
         direct(*vals, out=out.view(env))
 
     return run
-
-
-def check_on_chip(t: Tile, what: str):
-    if not t.access.buffer.kind.on_chip:
-        tr = tracing.require(what)
-        raise tr.error(
-            f"{what}: {t.access.buffer.describe()} is in HBM; engines compute on SBUF/PSUM tiles: nl.load it first"
-        )

@@ -22,6 +22,8 @@ are untouched: these only change how the plan moves bytes on the CPU.
 
 from __future__ import annotations
 
+from .operand import Operand
+
 _LOADS = ("load", "dma_copy", "load_transpose2d")
 _STORES = ("store", "dma_copy")
 MATMULS = _MATMULS = ("matmul", "nc_matmul")
@@ -203,27 +205,10 @@ def _continues(chain, blocks) -> bool:
     return True
 
 
-def _operand(buffer_id, dtype, shape, offsets, coeffs):
-    from .plan import Operand
-
-    op = Operand.__new__(Operand)
-    op.id, op.dtype, op.mask, op.idx, op.const, op._stride, op.cache_key = (
-        buffer_id,
-        dtype,
-        None,
-        None,
-        None,
-        None,
-        None,
-    )
-    op.shape, op.affine = tuple(shape), (offsets, coeffs)
-    return op
-
-
 def _stack_k(blocks):
     first = blocks[0]
     offsets, coeffs = first.affine()
-    return _operand(
+    return Operand.affine_view(
         first.buffer.id,
         first.buffer.dtype,
         (sum(b.shape[0] for b in blocks),) + tuple(first.shape[1:]),
@@ -278,7 +263,7 @@ def merge_repeats(instrs):
             i += 1
             continue
         ops = [
-            _operand(
+            Operand.affine_view(
                 a.buffer.id,
                 a.buffer.dtype,
                 (len(run),) + tuple(a.shape),

@@ -1,99 +1,20 @@
-"""What a traced kernel would cost on one NeuronCore: an instruction-level
-model with every constant from `torch_neuronx.trainium` (decisions.md 19),
-fixed before any comparison with a measurement (docs/nki.md holds the
-validation table).
+"""`estimate(trace)`: the instructions of a trace on the engines' timelines.
 
-Per instruction (N = elements per partition of the instruction's output, or
-of its input for reductions), from AWS's ISA and architecture guides:
-  - Tensor engine, matmul of stationary [K, M] and moving [K, N]:
-    max(min(64, M), N) cycles, four times that when the operands are fp32;
-    a Tensor-engine transpose is a matmul with an identity moving tile.
-  - Vector engine: max(64, N) cycles for one tile input, max(64, 2N) for two
-    (N when one of them is in PSUM); bn_aggr max(64, 13 N / 3).
-  - Scalar engine: max(64, N) cycles.  GpSimd: 150 + N cycles.
-  - DMA: each of the 16 DMA engines serves 8 partitions; a transfer keeps
-    ceil(P / 8) engines busy for bytes-per-engine / per-engine bandwidth, and
-    completes a fixed latency (descriptors, semaphores) after that.
 Engines run their own instruction streams: an instruction starts when its
 engine is free and the instructions that wrote what it reads (or read what
 it overwrites) have finished, so loads of one tile overlap the matmul of the
-previous one exactly as far as the kernel's buffers allow. Not modelled: the
+previous one exactly as far as the kernel's buffers allow; a DMA completes a
+fixed latency (descriptors, semaphores) after its transfer. Not modelled: the
 kernel's launch preamble, SBUF bank conflicts, DMA descriptor efficiency for
 small rows, the Vector engine's bf16 fast modes.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-
 import torch
 
-from .. import trainium
-from .trace import PSUM
-
-
-@dataclass
-class Estimate:
-    """`torch_neuronx.nki.last_estimate()`: one kernel call on one NeuronCore."""
-
-    kernel: str
-    target: str
-    total_us: float
-    engine_us: dict = field(default_factory=dict)  # busy time per engine
-    instructions: dict = field(default_factory=dict)  # instruction count per engine
-    dma_bytes: int = 0
-    flops: int = 0
-    timeline: list = field(default_factory=list, repr=False)  # (instruction, engine, start us, busy us, line)
-
-    @property
-    def bottleneck(self) -> str:
-        return max(self.engine_us, key=self.engine_us.get) if self.engine_us else "none"
-
-    def __str__(self):
-        busy = ", ".join(
-            f"{e} {t:.2f} us ({self.instructions.get(e, 0)} instr)"
-            for e, t in sorted(self.engine_us.items(), key=lambda kv: -kv[1])
-        )
-        return (
-            f"NKI estimate for '{self.kernel}' on one {self.target} NeuronCore: {self.total_us:.2f} us "
-            f"(bottleneck: {self.bottleneck}); busy: {busy}; {self.dma_bytes} bytes moved by DMA, "
-            f"{self.flops} matmul FLOPs"
-        )
-
-
-def instruction_time(ins, core: trainium.NeuronCore):
-    """(engine, seconds of engine time, DMA engines used) for one instruction."""
-    c = ins.cost
-    eng = ins.engine
-    if eng == "tensor":
-        m, n = c.get("m", 128), c.get("n", 512)
-        fp32 = c.get("in_dtype") == torch.float32
-        cycles = max(min(core.min_ii_cycles, m), n) * (4 if fp32 else 1)
-        return eng, cycles / core.tensor_clock_hz, 0
-    if eng == "dma":
-        shape = c.get("shape", (1,))
-        parts = c.get("partitions", shape[0] if shape else 1)
-        engines = max(1, min(core.dma_engines, math.ceil(parts / core.partitions_per_dma_engine)))
-        nbytes = c.get("bytes", 0)
-        return eng, nbytes / engines / core.dma_bytes_per_s_per_engine, engines
-    shape = c.get("shape", (1,))
-    parts = max(c.get("partitions", shape[0] if shape else 1), 1)
-    n = c["elements"] // parts if "elements" in c else math.prod(shape) // parts
-    if eng == "vector":
-        tiles = [a for a in ins.reads if a.buffer.kind.on_chip]
-        if ins.name == "bn_aggr":
-            cycles = max(core.min_ii_cycles, 13 * n // 3)
-        elif len(tiles) >= 2 and not any(a.buffer.kind is PSUM for a in tiles):
-            cycles = max(core.min_ii_cycles, 2 * n)
-        else:
-            cycles = max(core.min_ii_cycles, n)
-        return eng, cycles / core.vector_clock_hz, 0
-    if eng == "scalar":
-        return eng, max(core.min_ii_cycles, n) / core.scalar_clock_hz, 0
-    if eng == "gpsimd":
-        return eng, (core.gpsimd_start_cycles + n) / core.gpsimd_clock_hz, 0
-    return eng, 0.0, 0
+from .instructions import instruction_time
+from .report import Estimate
 
 
 class _Times:

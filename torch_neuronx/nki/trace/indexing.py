@@ -20,7 +20,7 @@ import operator
 
 import torch
 
-from .errors import NKIError
+from ..errors import NKIError
 
 _I64 = torch.int64
 

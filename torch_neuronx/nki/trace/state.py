@@ -1,11 +1,11 @@
-"""Tracing a kernel: the state of one trace, the buffers it allocates and the
-checks that run while it records instructions.
+"""One trace of a kernel: its state, the instructions it records and the
+checks that run while it records them.
 
 A trace runs the kernel's Python once per (shapes, dtypes, strides,
 non-tensor arguments), with loops unrolled to plain ints and every grid
 instance in turn. Each tile operation appends an `Instr` (no data moves while
-tracing); `plan.py` turns the list into a replayable plan. While recording,
-the trace checks what the hardware would refuse, before anything runs:
+tracing); `executor/plan.py` turns the list into a replayable plan. While
+recording, the trace checks what the hardware would refuse, before anything runs:
   - values computed from on-chip elements never written (each on-chip buffer
     carries a poison tensor, True where an element holds no defined value;
     instructions propagate it, as NaN sentinels would): reading such an
@@ -15,152 +15,40 @@ the trace checks what the hardware would refuse, before anything runs:
     iteration that an earlier iteration of the same loop wrote, and this one
     has not; accumulation with `+=` is the allowed associative reduction);
   - at the end, SBUF and PSUM capacity over the buffers live at each point.
+The trace of this thread is `current()`; `active(trace)` makes it so.
 """
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 import threading
-from dataclasses import dataclass, field
 
 import torch
 
-from . import limits
-from .errors import NKIError
+from ..chip import targets
+from ..errors import NKIError
+from .buffers import PSUM, SBUF, Buffer, Instr, Loop
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+# the kernel's source line is the innermost frame outside torch_neuronx/nki (any of its folders)
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _local = threading.local()
 
 
 def _ours(code) -> bool:
-    return os.path.dirname(os.path.abspath(code.co_filename)) == _PKG_DIR
+    return os.path.abspath(code.co_filename).startswith(_PKG_DIR)
 
 
 def _where(code, lineno: int) -> str:
-    import linecache
-
     text = linecache.getline(code.co_filename, lineno).strip()
     return f"{os.path.basename(code.co_filename)}:{lineno} `{text}`"
-
-
-class BufferKind:
-    """`nl.sbuf`, `nl.psum`, `nl.hbm`, `nl.shared_hbm`, `nl.private_hbm`."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-    @property
-    def on_chip(self) -> bool:
-        return self.name in ("sbuf", "psum")
-
-    def __repr__(self):
-        return f"nl.{self.name}"
-
-
-SBUF, PSUM = BufferKind("sbuf"), BufferKind("psum")
-HBM, SHARED_HBM, PRIVATE_HBM = BufferKind("hbm"), BufferKind("shared_hbm"), BufferKind("private_hbm")
-
-
-class Buffer:
-    """One allocation: a kernel argument, an HBM output or scratch tensor, or
-    an on-chip tile. `role` is 'arg' (kernel argument `index`), 'out' (a
-    shared_hbm tensor the kernel returns or writes), 'scratch' (other HBM) or
-    'onchip'. A reshaped argument or output aliases its parent (`parent`)."""
-
-    __slots__ = (
-        "id",
-        "kind",
-        "shape",
-        "dtype",
-        "name",
-        "line",
-        "par_axis",
-        "role",
-        "index",
-        "parent",
-        "alloc_seq",
-        "last_use",
-        "stamps",
-        "poison",
-        "first_bad_read",
-        "tiles",
-        "children",
-    )
-
-    def __init__(self, trace, kind, shape, dtype, name, role, index=None, par_axis=0, parent=None):
-        self.id = len(trace.buffers)
-        self.kind, self.shape, self.dtype = kind, tuple(int(s) for s in shape), dtype
-        self.name = name or f"{kind.name}_{self.id}"
-        self.line = trace.line()
-        self.role, self.index, self.par_axis, self.parent = role, index, par_axis, parent
-        self.alloc_seq = self.last_use = trace.seq
-        self.first_bad_read = None
-        self.tiles = 0  # live Tile objects naming this buffer (tile.py frees the state below at 0)
-        self.children = 0  # reshaped views sharing the state
-        if parent is not None:
-            parent.children += 1
-        if kind.on_chip and parent is not None:  # a reshaped view shares its parent's state
-            self.stamps, self.poison = parent.stamps.view(self.shape), parent.poison.view(self.shape)
-        elif kind.on_chip:
-            self.stamps = torch.full(self.shape, -1, dtype=torch.int32)
-            self.poison = torch.ones(self.shape, dtype=torch.bool)
-        else:
-            self.stamps = self.poison = None
-        trace.buffers.append(self)
-
-    @property
-    def partitions(self) -> int:
-        return self.shape[self.par_axis] if self.shape else 1
-
-    def bytes_per_partition(self) -> int:
-        n = 1
-        for i, s in enumerate(self.shape):
-            if i != self.par_axis:
-                n *= s
-        return n * self.dtype.itemsize
-
-    def root(self) -> Buffer:
-        """The buffer whose memory this one is a reshaped view of (itself if none)."""
-        buf = self
-        while buf.parent is not None:
-            buf = buf.parent
-        return buf
-
-    def describe(self) -> str:
-        return f"tile '{self.name}' {list(self.shape)} {str(self.dtype).replace('torch.', '')} in {self.kind.name}"
-
-
-@dataclass(eq=False)  # loops compare by identity: nested loops can hold equal fields
-class Loop:
-    kind: str  # affine | sequential | static
-    start_seq: int
-    iteration: int = 0
-    iter_start_seq: int = 0
-
-
-@dataclass
-class Instr:
-    """One recorded instruction. `step` builds its runtime closure (plan.py);
-    `engine` and `cost` feed the cost model (cost.py)."""
-
-    name: str
-    engine: str
-    reads: list
-    writes: list
-    step: object
-    line: str
-    cost: dict = field(default_factory=dict)
-    seq: int = 0
-    accumulate: bool = False
-    box: object = None  # the rectangle a mask narrowed the destination to
-    wmask: object = None  # the non-rectangular mask merged into the destination
 
 
 class Trace:
     def __init__(self, kernel_name: str, target: str, grid: tuple):
         self.kernel_name = kernel_name
-        self.limits = limits.for_target(target)
+        self.limits = targets.for_target(target)
         self.target = target
         self.grid = grid
         self.program = (0,) * len(grid)

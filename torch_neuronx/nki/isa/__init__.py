@@ -1,0 +1,97 @@
+"""`nki.isa` (`nisa`): one instruction per engine, in both of AWS's styles.
+
+The tutorials' (NKI 0.1) style returns a new tile: `t = nisa.activation(op=nl.exp, data=x)`,
+`psum += nisa.nc_matmul(a, b)`. The newer style (NKI 0.2+) writes an explicit
+destination given first: `nisa.activation(dst, op=nl.exp, data=x)`,
+`nisa.nc_matmul(dst, a, b)`. A call is in the newer style when `dst=` is passed
+or its first positional argument is a tile where the older style expects an
+op, shape or expression (calls.py). Ops (`op=`, `op0=`, ...) may be `nl`
+functions or the NumPy functions AWS's samples pass (`np.add`, `np.max`,
+`np.exp`, ...; ops.py).
+
+One file per engine (tensor.py, scalar.py, vector.py and reductions.py,
+gpsimd.py, dma.py; fill.py for memset): a new instruction is one function in
+the file of its engine, exported here, with its cost in cost/instructions.py.
+This layer records through trace/ and never imports `nki.language`. A name
+nisa does not have raises NKIUnsupported.
+"""
+
+from ..chip.dtypes import fp32
+from ..errors import NKIUnsupported
+from ..trace.buffers import PSUM, SBUF
+from ..trace.emit import emit
+from ..trace.operands import as_tile, f32
+from ..trace.tile import Tile
+from .dma import dma_copy, dma_transpose
+from .enums import (
+    NkiValidationError,
+    dge_mode,
+    engine,
+    get_nc_version,
+    gpsimd_engine,
+    matmul_perf_mode,
+    nc_version,
+    oob_mode,
+    reduce_cmd,
+    scalar_engine,
+    tensor_engine,
+    unknown_engine,
+    vector_engine,
+)
+from .fill import memset
+from .gpsimd import affine_select, iota
+from .reductions import bn_aggr, bn_stats, max8, tensor_reduce
+from .scalar import activation, activation_reduce
+from .tensor import nc_matmul, nc_transpose
+from .vector import reciprocal, scalar_tensor_tensor, tensor_copy, tensor_scalar, tensor_tensor
+
+__all__ = [
+    # instructions
+    "activation",
+    "activation_reduce",
+    "affine_select",
+    "bn_aggr",
+    "bn_stats",
+    "dma_copy",
+    "dma_transpose",
+    "iota",
+    "max8",
+    "memset",
+    "nc_matmul",
+    "nc_transpose",
+    "reciprocal",
+    "scalar_tensor_tensor",
+    "tensor_copy",
+    "tensor_reduce",
+    "tensor_scalar",
+    "tensor_tensor",
+    # enums and constants
+    "dge_mode",
+    "engine",
+    "fp32",
+    "get_nc_version",
+    "gpsimd_engine",
+    "matmul_perf_mode",
+    "nc_version",
+    "oob_mode",
+    "reduce_cmd",
+    "scalar_engine",
+    "tensor_engine",
+    "unknown_engine",
+    "vector_engine",
+    "NkiValidationError",
+    # names of the trace layer that nisa has always shown
+    "NKIUnsupported",
+    "PSUM",
+    "SBUF",
+    "Tile",
+    "as_tile",
+    "emit",
+    "f32",
+]
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NKIUnsupported(f"nki.isa.{name} is not supported by the NKI emulator yet (docs/nki.md lists what is)")

@@ -1,0 +1,100 @@
+"""nki.isa GpSimd instructions: `iota` (index values) and `affine_select`
+(a select on an index predicate), both call styles (see calls.py)."""
+
+from __future__ import annotations
+
+import torch
+
+from ..chip import dtypes
+from ..errors import NKIError
+from ..trace.emit import emit
+from ..trace.indexing import IndexExpr
+from ..trace.operands import as_tile, f32
+from ..trace.tile import Tile
+from .calls import REQ, split
+from .ops import BINARY, binary_fn
+
+
+def iota(*args, **kwargs):
+    """Writes index values: legacy iota(expr, dtype) with an nl.arange expression;
+    new iota(dst, pattern, offset=0, channel_multiplier=0)."""
+    if args and isinstance(args[0], Tile) or "dst" in kwargs:
+        d = split(args, kwargs, {"dst": REQ, "pattern": REQ, "offset": 0, "channel_multiplier": 0})
+        dst = as_tile(d["dst"])
+        p = dst.shape[0]
+        values = (
+            torch.full((p,), int(d["offset"]), dtype=torch.int64)[:, None]
+            + int(d["channel_multiplier"]) * torch.arange(p)[:, None]
+        )
+        free = torch.zeros((1,), dtype=torch.int64)
+        for step, num in d["pattern"]:
+            free = (free[..., None] + int(step) * torch.arange(int(num))).reshape(-1)
+        values = (values + free[None, :]).reshape(dst.shape)
+        const = values
+        return emit(
+            "iota",
+            "gpsimd",
+            lambda: const,
+            [],
+            dst=dst,
+            make_step=lambda rd, wr, acc: lambda env: wr[0].put(env, const),
+        )
+    d = split(args, kwargs, {"expr": REQ, "dtype": REQ, "mask": None})
+    expr = d["expr"]
+    if not isinstance(expr, IndexExpr):
+        raise NKIError("nisa.iota(expr, dtype): expr must be an expression of nl.arange, e.g. nl.arange(128)[:, None]")
+    const = expr.t
+    return emit(
+        "iota",
+        "gpsimd",
+        None,
+        [],
+        shape=tuple(const.shape),
+        dtype=dtypes.to_torch(d["dtype"]),
+        mask=d.get("mask"),
+        make_step=lambda rd, wr, acc: lambda env: wr[0].put(env, const),
+    )
+
+
+def affine_select(*args, **kwargs):
+    """on_true where an index predicate holds, else on_false_value."""
+    if args and isinstance(args[0], Tile) or "dst" in kwargs:
+        d = split(
+            args,
+            kwargs,
+            {
+                "dst": REQ,
+                "pattern": REQ,
+                "channel_multiplier": REQ,
+                "on_true_tile": REQ,
+                "on_false_value": REQ,
+                "cmp_op": None,
+                "offset": 0,
+            },
+        )
+        dst = as_tile(d["dst"])
+        p = dst.shape[0]
+        values = int(d["offset"]) + int(d["channel_multiplier"]) * torch.arange(p)[:, None]
+        free = torch.zeros((1,), dtype=torch.int64)
+        for step, num in d["pattern"]:
+            free = (free[..., None] + int(step) * torch.arange(int(num))).reshape(-1)
+        values = (values + free[None, :]).reshape(dst.shape)
+        cmp = binary_fn(d["cmp_op"], "affine_select") if d["cmp_op"] is not None else BINARY["equal"]
+        pred = cmp(values, torch.zeros((), dtype=torch.int64)).bool()
+        dst_tile, on_true = dst, as_tile(d["on_true_tile"])
+    else:
+        d = split(args, kwargs, {"pred": REQ, "on_true_tile": REQ, "on_false_value": REQ, "mask": None, "dtype": None})
+        pred = d["pred"].t if isinstance(d["pred"], IndexExpr) else torch.as_tensor(d["pred"])
+        on_true = as_tile(d["on_true_tile"])
+        dst_tile = None
+    false_value = float(d["on_false_value"])
+    p = pred.bool()
+    return emit(
+        "affine_select",
+        "gpsimd",
+        lambda a: torch.where(p.expand(a.shape), f32(a), false_value),
+        [on_true],
+        dst=dst_tile,
+        dtype=None if dst_tile is not None else (dtypes.to_torch(d["dtype"]) if d.get("dtype") else on_true.dtype),
+        mask=d.get("mask"),
+    )

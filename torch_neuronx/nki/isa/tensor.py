@@ -1,0 +1,198 @@
+"""nki.isa Tensor-engine instructions: `nc_matmul` and `nc_transpose`, and the
+matmul instruction `nl.matmul` shares (`matmul_instruction`): contraction on
+the partition axis, results in fp32 PSUM, the matmul limits checked."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..chip import dtypes
+from ..errors import NKIUnsupported
+from ..trace import state
+from ..trace.buffers import PSUM, SBUF
+from ..trace.emit import emit
+from ..trace.operands import as_tile, check_on_chip
+from .calls import REQ, need, new_style, split
+from .enums import engine, engine_name
+
+
+def _check_matmul(tr, stationary_free, moving_free, k_stat, k_mov, what):
+    lim = tr.limits
+    if k_stat != k_mov:
+        raise tr.error(
+            f"{what}: the contraction dimension must be the partition axis of both operands, but "
+            f"the stationary operand has {k_stat} partitions and the moving one {k_mov}"
+        )
+    if k_stat > lim.pmax:
+        raise tr.error(f"{what}: contraction (partition) size {k_stat} exceeds {lim.pmax}")
+    if stationary_free > lim.gemm_stationary_fmax:
+        raise tr.error(
+            f"{what}: stationary free size {stationary_free} exceeds the limit of "
+            f"{lim.gemm_stationary_fmax} (tile the M dimension by nl.tile_size.gemm_stationary_fmax)"
+        )
+    if moving_free > lim.gemm_moving_fmax:
+        raise tr.error(
+            f"{what}: moving free size {moving_free} exceeds the limit of {lim.gemm_moving_fmax} "
+            f"(tile the N dimension by nl.tile_size.gemm_moving_fmax)"
+        )
+
+
+def matmul_step(rd, wr, accumulate):
+    """Runtime step of `dst (+)= stationary.T @ moving`, accumulated in fp32."""
+    a_op, b_op = rd[0], rd[1]
+    out = wr[0]
+
+    def run(env):
+        a = a_op.fp32(env, a_op.get(env))
+        b = b_op.fp32(env, b_op.get(env))
+        view = out.const
+        if view is not None and view.dtype == torch.float32:
+            if accumulate:
+                view.addmm_(a.t(), b)
+            else:
+                torch.mm(a.t(), b, out=view)
+            return
+        r = a.t() @ b
+        (out.acc if accumulate else out.put)(env, r)
+
+    return run
+
+
+def matmul_instruction(stationary, moving, name, kind=PSUM, dst=None, mask=None):
+    """Records `dst (+)= stationary.T @ moving` on the Tensor engine (nl.matmul and
+    nisa.nc_matmul), the matmul limits checked; the result is an fp32 PSUM tile."""
+    tr = state.require(name)
+    if stationary.ndim != 2 or moving.ndim != 2:
+        raise tr.error(f"{name}: operands must be 2-D tiles, got {list(stationary.shape)} and {list(moving.shape)}")
+    for t in (stationary, moving):
+        check_on_chip(t, name)
+        if t.access.buffer.kind is PSUM:
+            raise tr.error(
+                f"{name}: matmul operands are read from SBUF, but {t.access.buffer.describe()} is in "
+                f"PSUM; copy it to SBUF first"
+            )
+    k, m = stationary.shape
+    k2, n = moving.shape
+    _check_matmul(tr, m, n, k, k2, name)
+    if dst is not None and dst.access.buffer.kind is not PSUM:
+        raise tr.error(
+            f"{name}: matmul results accumulate in PSUM, but the destination "
+            f"{dst.access.buffer.describe()} is in {dst.access.buffer.kind.name.upper()}"
+        )
+    return emit(
+        name,
+        "tensor",
+        None,
+        [stationary, moving],
+        dst=dst,
+        shape=(m, n),
+        dtype=torch.float32,
+        kind=kind,
+        make_step=matmul_step,
+        mask=mask,
+        keep_src_shapes=True,
+        poison_rule=_matmul_poison,
+        cost={"k": k, "m": m, "n": n, "in_dtype": stationary.dtype},
+    )
+
+
+def _matmul_poison(poisons):
+    ps, pm = poisons[0], poisons[1]
+    out = ps.any(dim=0)[:, None] | pm.any(dim=0)[None, :]
+    return out | poisons[2] if len(poisons) > 2 and poisons[2] is not None else out
+
+
+def nc_matmul(*args, **kwargs):
+    """stationary.T @ moving into PSUM (fp32 accumulation)."""
+    if new_style(args, kwargs, True, 2):
+        d = split(
+            args,
+            kwargs,
+            {
+                "dst": REQ,
+                "stationary": REQ,
+                "moving": REQ,
+                "is_stationary_onezero": False,
+                "is_moving_onezero": False,
+                "is_transpose": False,
+                "accumulate": None,
+                "tile_position": (),
+                "tile_size": (),
+                "perf_mode": None,
+            },
+        )
+    else:
+        d = split(
+            args,
+            kwargs,
+            {
+                "stationary": REQ,
+                "moving": REQ,
+                "is_stationary_onezero": False,
+                "is_moving_onezero": False,
+                "is_transpose": False,
+                "tile_position": (),
+                "tile_size": (),
+                "mask": None,
+            },
+        )
+        d.setdefault("dst", None)
+    need(d, "stationary", "moving")
+    if d.get("is_transpose"):
+        raise NKIUnsupported("nisa.nc_matmul(is_transpose=True) is not supported yet: use nisa.nc_transpose")
+    stationary, moving, dst = as_tile(d["stationary"]), as_tile(d["moving"]), d.get("dst")
+    if dst is None:
+        return matmul_instruction(stationary, moving, "nc_matmul", mask=d.get("mask"))
+    dst = as_tile(dst, "nc_matmul dst")
+    acc = d.get("accumulate")
+    if acc is None:  # the first write to PSUM overwrites, later ones accumulate
+        acc = (
+            not bool(dst.access.gather(dst.access.buffer.poison).all())
+            if dst.access.buffer.poison is not None
+            else False
+        )
+    if acc:
+        tr = state.require("nisa.nc_matmul")
+        tmp = matmul_instruction(stationary, moving, "nc_matmul")
+        tr.retarget(tr.instrs[-1], tmp.access.buffer, dst.access, accumulate=True)
+    else:
+        matmul_instruction(stationary, moving, "nc_matmul", dst=dst)
+    return dst
+
+
+def nc_transpose(*args, **kwargs):
+    if new_style(args, kwargs, True, 1):
+        d = split(args, kwargs, {"dst": REQ, "data": REQ, "engine": engine.unknown})
+    else:
+        d = split(args, kwargs, {"data": REQ, "mask": None, "dtype": None, "engine": engine.unknown})
+    data = as_tile(d["data"], "nc_transpose data")
+    tr = state.require("nisa.nc_transpose")
+    eng = engine_name(d.get("engine"), "tensor")
+    if data.ndim < 2:
+        raise tr.error(f"nisa.nc_transpose takes a tile with a free dimension, got {list(data.shape)}")
+    p, f = data.shape[0], math.prod(data.shape[1:])
+    limit = 32 if eng == "vector" else tr.limits.pmax
+    if p > limit or f > limit:
+        raise tr.error(f"nisa.nc_transpose on the {eng} engine: tile {list(data.shape)} exceeds {limit} x {limit}")
+    if eng == "tensor" and data.access.buffer.kind is PSUM:
+        raise tr.error("nisa.nc_transpose on the Tensor engine reads SBUF, not PSUM")
+    dst = d.get("dst")
+    kind = PSUM if eng == "tensor" else SBUF
+    dtype = None if dst is not None else (dtypes.to_torch(d["dtype"]) if d.get("dtype") else data.dtype)
+    if kind is PSUM and dtype not in (None, torch.float32, torch.bfloat16):
+        dtype = torch.float32
+    return emit(
+        "nc_transpose",
+        eng,
+        lambda a: a.reshape(a.shape[0], -1).t(),
+        [data],
+        dst=dst,
+        shape=(f, p),
+        dtype=dtype,
+        kind=kind,
+        keep_src_shapes=True,
+        poison_rule=lambda ps: ps[0].reshape(p, -1).t(),
+        cost={"k": p, "m": p, "n": f, "in_dtype": data.dtype},
+    )

@@ -1,0 +1,226 @@
+"""nki.isa Vector-engine elementwise instructions: `tensor_tensor`,
+`tensor_scalar`, `scalar_tensor_tensor`, `tensor_copy` and `reciprocal`
+(both call styles, see calls.py)."""
+
+from __future__ import annotations
+
+import torch
+
+from ..chip import dtypes
+from ..trace import state
+from ..trace.buffers import PSUM
+from ..trace.emit import emit
+from ..trace.operands import as_tile, check_on_chip, f32
+from ..trace.tile import Tile
+from .calls import REQ, need, new_style, out_dtype, split
+from .enums import engine, engine_name
+from .ops import BINARY, UNARY, binary_fn, name_of, unary_fn
+
+
+def tensor_tensor(*args, **kwargs):
+    """data1 <op> data2, elementwise."""
+    if new_style(args, kwargs, True, 2):
+        d = split(args, kwargs, {"dst": REQ, "data1": REQ, "data2": REQ, "op": REQ, "engine": engine.unknown})
+    else:
+        d = split(
+            args,
+            kwargs,
+            {"data1": REQ, "data2": REQ, "op": REQ, "dtype": None, "mask": None, "engine": engine.unknown},
+        )
+    need(d, "data1", "data2", "op")
+    a, b = as_tile(d["data1"], "tensor_tensor data1"), as_tile(d["data2"], "tensor_tensor data2")
+    tr = state.require("nisa.tensor_tensor")
+    if a.shape[0] != b.shape[0]:
+        raise tr.error(f"number of partitions mismatch in tensor_tensor: data1{list(a.shape)}, data2{list(b.shape)}")
+    if a.access.buffer.kind is PSUM and b.access.buffer.kind is PSUM:
+        raise tr.error("nisa.tensor_tensor: data1 and data2 cannot both be in PSUM")
+    fn = binary_fn(d["op"], "tensor_tensor")
+    dtype = (
+        None
+        if d.get("dst") is not None
+        else (dtypes.to_torch(d["dtype"]) if d.get("dtype") else dtypes.promote(a.dtype, b.dtype))
+    )
+    eng = "gpsimd" if name_of(d["op"]) == "power" else engine_name(d.get("engine"), "vector")
+    direct = fn if name_of(d["op"]) in _DIRECT_OPS else None
+    return emit(
+        "tensor_tensor",
+        eng,
+        lambda x, y: fn(f32(x), f32(y)),
+        [a, b],
+        dst=d.get("dst"),
+        dtype=dtype,
+        mask=d.get("mask"),
+        direct=direct,
+    )
+
+
+_DIRECT_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum")
+
+
+def _scalar_operand(v):
+    return v if isinstance(v, Tile) else (v.item() if hasattr(v, "item") else v)
+
+
+def _apply(op, x, operand, reverse, what):
+    if op is None:
+        return x
+    if operand is None or (name_of(op) in UNARY and name_of(op) not in BINARY):
+        return unary_fn(op, what)(x)
+    o = operand if isinstance(operand, torch.Tensor) else torch.tensor(float(operand))
+    o = f32(o)
+    fn = binary_fn(op, what)
+    return fn(o, x) if reverse else fn(x, o)
+
+
+def tensor_scalar(*args, **kwargs):
+    """(data <op0> operand0) <op1> operand1, operands scalars or (P, 1) tiles."""
+    if new_style(args, kwargs, True, 1):
+        d = split(
+            args,
+            kwargs,
+            {
+                "dst": REQ,
+                "data": REQ,
+                "op0": REQ,
+                "operand0": None,
+                "reverse0": False,
+                "op1": None,
+                "operand1": None,
+                "reverse1": False,
+                "engine": engine.unknown,
+            },
+        )
+    else:
+        d = split(
+            args,
+            kwargs,
+            {
+                "data": REQ,
+                "op0": REQ,
+                "operand0": None,
+                "reverse0": False,
+                "op1": None,
+                "operand1": None,
+                "reverse1": False,
+                "dtype": None,
+                "mask": None,
+                "engine": engine.unknown,
+            },
+        )
+    need(d, "data", "op0")
+    data = as_tile(d["data"], "tensor_scalar data")
+    o0, o1 = _scalar_operand(d["operand0"]), _scalar_operand(d["operand1"])
+    srcs = [data] + [o for o in (o0, o1) if isinstance(o, Tile)]
+    t0, t1 = isinstance(o0, Tile), isinstance(o1, Tile)
+
+    def compute(x, *rest):
+        rest = list(rest)
+        a0 = rest.pop(0) if t0 else o0
+        a1 = rest.pop(0) if t1 else o1
+        r = _apply(d["op0"], f32(x), a0, d["reverse0"], "tensor_scalar")
+        return _apply(d["op1"], r, a1, d["reverse1"], "tensor_scalar")
+
+    return emit(
+        "tensor_scalar",
+        engine_name(d.get("engine"), "vector"),
+        compute,
+        srcs,
+        dst=d.get("dst"),
+        shape=data.shape,
+        dtype=out_dtype(d, data),
+        mask=d.get("mask"),
+    )
+
+
+def scalar_tensor_tensor(*args, **kwargs):
+    """(data <op0> operand0) <op1> operand1, operand1 a tile like data."""
+    if new_style(args, kwargs, True, 1):
+        d = split(
+            args,
+            kwargs,
+            {
+                "dst": REQ,
+                "data": REQ,
+                "op0": REQ,
+                "operand0": REQ,
+                "op1": REQ,
+                "operand1": REQ,
+                "reverse0": False,
+                "reverse1": False,
+            },
+        )
+    else:
+        d = split(
+            args,
+            kwargs,
+            {
+                "data": REQ,
+                "op0": REQ,
+                "operand0": REQ,
+                "op1": REQ,
+                "operand1": REQ,
+                "reverse0": False,
+                "reverse1": False,
+                "dtype": None,
+                "mask": None,
+            },
+        )
+    need(d, "data", "op0", "operand0", "op1", "operand1")
+    data, o1 = as_tile(d["data"]), as_tile(d["operand1"])
+    o0 = _scalar_operand(d["operand0"])
+    srcs = [data, o1] + ([o0] if isinstance(o0, Tile) else [])
+
+    def compute(x, y, *rest):
+        a0 = rest[0] if rest else o0
+        r = _apply(d["op0"], f32(x), a0, d["reverse0"], "scalar_tensor_tensor")
+        return _apply(d["op1"], r, f32(y), d["reverse1"], "scalar_tensor_tensor")
+
+    return emit(
+        "scalar_tensor_tensor",
+        "vector",
+        compute,
+        srcs,
+        dst=d.get("dst"),
+        shape=data.shape,
+        dtype=out_dtype(d, data),
+        mask=d.get("mask"),
+    )
+
+
+def tensor_copy(*args, **kwargs):
+    if new_style(args, kwargs, True, 1):
+        d = split(args, kwargs, {"dst": REQ, "src": REQ, "engine": engine.unknown})
+    else:
+        d = split(args, kwargs, {"src": REQ, "mask": None, "dtype": None, "engine": engine.unknown})
+    src = as_tile(d["src"], "tensor_copy src")
+    check_on_chip(src, "nisa.tensor_copy")
+    dst = d.get("dst")
+    fn = (lambda a: a.reshape(dst.shape)) if dst is not None and tuple(dst.shape) != tuple(src.shape) else (lambda a: a)
+    return emit(
+        "tensor_copy",
+        engine_name(d.get("engine"), "vector"),
+        fn,
+        [src],
+        dst=dst,
+        shape=None if dst is not None else src.shape,
+        dtype=out_dtype(d, src),
+        mask=d.get("mask"),
+        keep_src_shapes=dst is not None and tuple(dst.shape) != tuple(src.shape),
+    )
+
+
+def reciprocal(*args, **kwargs):
+    if new_style(args, kwargs, True, 1):
+        d = split(args, kwargs, {"dst": REQ, "data": REQ})
+    else:
+        d = split(args, kwargs, {"data": REQ, "dtype": None, "mask": None})
+    data = as_tile(d["data"])
+    return emit(
+        "reciprocal",
+        "vector",
+        lambda a: torch.reciprocal(f32(a)),
+        [data],
+        dst=d.get("dst"),
+        dtype=out_dtype(d, data),
+        mask=d.get("mask"),
+    )

@@ -1,0 +1,76 @@
+"""`nl` memory: the buffers a tensor lives in (`nl.sbuf`, `nl.psum`, `nl.hbm`,
+`nl.shared_hbm`, `nl.private_hbm`) and allocation (`nl.ndarray`, `nl.zeros`,
+`nl.full`, ... and their `_like` forms).
+
+An on-chip allocation is a new tile (its partition dimension the `nl.par_dim`
+of its shape, else the first); a `shared_hbm` one is a kernel output, shared by
+every grid instance (each must allocate the same ones, in the same order);
+other HBM is scratch. The fills are Vector-engine memsets (isa/fill.py)."""
+
+from ..chip import dtypes
+from ..isa.fill import fill
+from ..trace import state
+from ..trace.access import Access
+from ..trace.alloc import new_buffer, new_tile, shape_and_par
+from ..trace.buffers import HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM
+from ..trace.tile import Tile
+
+sbuf, psum, hbm, shared_hbm, private_hbm = SBUF, PSUM, HBM, SHARED_HBM, PRIVATE_HBM
+tile = Tile  # nl.tile: the type of the tensors and tiles a kernel holds
+
+
+def ndarray(shape, dtype, buffer=None, name="", **kwargs) -> Tile:
+    """An uninitialised tensor in `buffer` (SBUF by default; an HBM buffer
+    makes a kernel output or scratch tensor)."""
+    tr = state.require("nl.ndarray")
+    kind = buffer or SBUF
+    shape, par = shape_and_par(shape)
+    dtype = dtypes.to_torch(dtype)
+    if kind.on_chip:
+        return new_tile(shape, dtype, kind, name or None, par_axis=par)
+    if kind is SHARED_HBM:
+        if any(tr.program):  # later grid instances share the first one's tensors
+            if tr.shared_next >= len(tr.shared):
+                raise tr.error(
+                    "grid instances allocate different shared_hbm tensors; allocate the same ones in every instance"
+                )
+            buf = tr.shared[tr.shared_next]
+            tr.shared_next += 1
+            if buf.shape != shape or buf.dtype != dtype:
+                raise tr.error(
+                    f"grid instance {tr.program} allocates shared_hbm {list(shape)} {dtype} where the "
+                    f"first instance allocated {list(buf.shape)} {buf.dtype}"
+                )
+            return Tile(Access.whole(buf))
+        buf = new_buffer(shape, dtype, kind, name or None, role="out")
+        tr.shared.append(buf)
+        return Tile(Access.whole(buf))
+    return Tile(Access.whole(new_buffer(shape, dtype, kind, name or None, role="scratch")))
+
+
+def full(shape, fill_value, dtype, buffer=None, name="", **kwargs) -> Tile:
+    return fill(ndarray(shape, dtype, buffer or SBUF, name), fill_value)
+
+
+def zeros(shape, dtype, buffer=None, name="", **kwargs) -> Tile:
+    return full(shape, 0, dtype, buffer, name)
+
+
+def ones(shape, dtype, buffer=None, name="", **kwargs) -> Tile:
+    return full(shape, 1, dtype, buffer, name)
+
+
+def zeros_like(a, dtype=None, buffer=None, name="", **kwargs) -> Tile:
+    return zeros(a.shape, dtype or a.dtype, buffer or a.buffer, name)
+
+
+def ones_like(a, dtype=None, buffer=None, name="", **kwargs) -> Tile:
+    return ones(a.shape, dtype or a.dtype, buffer or a.buffer, name)
+
+
+def full_like(a, fill_value, dtype=None, buffer=None, name="", **kwargs) -> Tile:
+    return full(a.shape, fill_value, dtype or a.dtype, buffer or a.buffer, name)
+
+
+def empty_like(a, dtype=None, buffer=None, name="", **kwargs) -> Tile:
+    return ndarray(a.shape, dtype or a.dtype, buffer or a.buffer, name)
