@@ -21,7 +21,7 @@ PY_FOLDERS := $(shell find torch_neuronx -type d -not -name __pycache__)
 
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all build format format-check test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench sweep scale sanitize fuzz soak kernel-repos system-deps clean
+.PHONY: all build format format-check test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench figures sweep scale sanitize fuzz soak kernel-repos system-deps clean
 
 all: build
 
@@ -86,6 +86,12 @@ bench: build
 	$(PY) benchmarks/kernel_hub.py
 	$(PY) benchmarks/estimate_validation.py
 	$(PY) benchmarks/profiler_overhead.py
+	$(PY) benchmarks/render_figures.py
+
+# docs/figures.md from the JSON the benchmarks write in build/bench (each
+# benchmark's section replaced, the others kept); no build needed.
+figures: $(DEPS_STAMP)
+	$(PY) benchmarks/render_figures.py
 
 # The C++ tier under sanitizers, each in a build tree of its own
 # (docs/reliability.md). test-cpp-asan (part of `make test`):
@@ -101,14 +107,15 @@ SAN_CMAKE = cmake -S . -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECU
 test-cpp-asan: $(DEPS_STAMP) | system-deps
 	$(SAN_CMAKE) -B build/asan -DTORCH_NEURONX_SANITIZE=address
 	$(SAN_CCACHE) cmake --build build/asan
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir build/asan --output-on-failure --timeout 600
+	mkdir -p build/sanitize && set -o pipefail && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build/asan --output-on-failure --timeout 600 | tee build/sanitize/cpp-asan.log
 
 test-cpp-tsan: $(DEPS_STAMP) | system-deps
 	$(SAN_CMAKE) -B build/tsan -DTORCH_NEURONX_SANITIZE=thread
 	$(SAN_CCACHE) cmake --build build/tsan
-	TORCH_NEURONX_EMU_QUEUE=thread TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
-	  ctest --test-dir build/tsan --output-on-failure --timeout 600
+	mkdir -p build/sanitize && set -o pipefail && TORCH_NEURONX_EMU_QUEUE=thread \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
+	  ctest --test-dir build/tsan --output-on-failure --timeout 600 | tee build/sanitize/cpp-tsan.log
 
 # A Python subset (the OpInfo fast sweep, the tiny Llama step, a compiled
 # MLP, the collectives and fault tests in real processes, the collective
@@ -117,14 +124,16 @@ test-cpp-tsan: $(DEPS_STAMP) | system-deps
 # the installed, uninstrumented one); child processes inherit them.
 ASAN_PRELOAD = $(shell gcc -print-file-name=libasan.so):$(CURDIR)/build/asan/hal/libneuron_hal.so:$(CURDIR)/build/asan/csrc/libtorch_neuronx.so
 test-python-asan: test-cpp-asan build
-	LD_PRELOAD=$(ASAN_PRELOAD) ASAN_OPTIONS=detect_leaks=0 \
+	set -o pipefail && LD_PRELOAD=$(ASAN_PRELOAD) ASAN_OPTIONS=detect_leaks=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(abspath tests/sanitizers/asan_python.supp) \
 	  $(PY) -m pytest -q -p no:cacheprovider tests/python/test_opinfo_sweep.py tests/python/test_tiny_llama.py \
 	    "tests/python/test_compile.py::test_compiled_mlp_forward_and_backward_equal_eager_with_generated_cpp_kernels" \
 	    tests/python/test_distributed_collectives.py tests/python/test_distributed_faults.py \
-	    tests/python/test_collective_fuzz.py tests/python/test_streams.py
+	    tests/python/test_collective_fuzz.py tests/python/test_streams.py | tee build/sanitize/python-asan.log
 
+# The three tiers, then their results into build/bench/sanitize.json (make figures).
 sanitize: test-cpp-asan test-cpp-tsan test-python-asan
+	$(PY) tools/sanitize_report.py
 
 # Differential fuzzing (docs/reliability.md): 10,000 random programs of
 # tensor operations on the CPU and on neuron, and 5,000 random sequences of
@@ -157,6 +166,7 @@ kernel-repos: build
 # `make test`: it needs about 19 GiB of free RAM and 6-7 minutes on 2 cores.
 scale: build
 	$(PY) benchmarks/scale_sft.py
+	$(PY) benchmarks/render_figures.py
 
 sweep: build
 	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv

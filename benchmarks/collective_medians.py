@@ -10,12 +10,17 @@ Run: .venv/bin/python benchmarks/collective_medians.py
 """
 
 import datetime
+import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+
+from _figures import ROOT, Table, command, report
 
 SIZES = (8, 256 << 10, 2 << 20)
 WORLD = 2
@@ -53,9 +58,8 @@ def rank_main(store: str) -> None:
                 times.append(time.perf_counter() - start)
             medians[name, nbytes] = statistics.median(times) * 1e6
     if rank == 0:
-        print(f"torch_neuronx from {os.path.dirname(torch_neuronx.__file__)}")
-        for (name, nbytes), us in medians.items():
-            print(f"{name:<24}{nbytes:>9} B {us:9.1f} us")
+        rows = [[name, nbytes, us] for (name, nbytes), us in medians.items()]
+        print(json.dumps({"torch_neuronx": os.path.dirname(torch_neuronx.__file__), "rows": rows}))
     dist.destroy_process_group()
 
 
@@ -67,11 +71,29 @@ def main() -> None:
             subprocess.Popen(
                 [sys.executable, *flags, __file__, "--rank", store],
                 env=dict(os.environ, RANK=str(r), WORLD_SIZE=str(WORLD), LOCAL_RANK=str(r), OMP_NUM_THREADS="1"),
+                stdout=subprocess.PIPE if r == 0 else None,
+                text=True,
             )
             for r in range(WORLD)
         ]
+        out = procs[0].communicate(timeout=600)[0]
         codes = [p.wait(timeout=600) for p in procs]
-    sys.exit(max(codes))
+    if max(codes):
+        sys.exit(max(codes))
+    result = json.loads(out.strip().splitlines()[-1])
+    where = Path(result["torch_neuronx"])
+    where = f"this checkout's {where.relative_to(ROOT)}" if where.is_relative_to(ROOT) else str(where)
+    table = Table(
+        f"the neuron group's collectives at world {WORLD}: median us per call",
+        ["op", "bytes per rank", "median us"],
+        note=f"torch_neuronx imported from {where}; 300 calls after 20, one thread per rank. "
+        "For comparing two builds run the same way (no other side in this run).",
+    )
+    for name, nbytes, us in result["rows"]:
+        table.add(name, nbytes, us)
+    # Another build: its site directory on PYTHONPATH, with -S (the docstring's second form).
+    other = f"PYTHONPATH={shlex.quote(os.environ.get('PYTHONPATH', ''))} " if sys.flags.no_site else ""
+    report("collective_medians", [table], command_line=other + command())
 
 
 if __name__ == "__main__":

@@ -17,10 +17,8 @@ Run: .venv/bin/python benchmarks/collectives.py [--worlds 2 4] [--max-mib 64]
 
 import argparse
 import json
-import os
-import socket
-import time
 
+from _figures import Table, report
 from _ranks import run_ranks
 
 WORKER = r"""
@@ -99,6 +97,14 @@ def fmt_bytes(n: int) -> str:
     return str(n)
 
 
+NOTE = (
+    "Against gloo (CPU tensors) in the same processes, interleaved per size; slots: neuron through its shared-memory "
+    "slots (TORCH_NEURONX_DIRECT_COLLECTIVES=0); memcpy: one rank's copy of the same bytes, beside its peers. "
+    "Latency: the slowest rank's mean per call; bus bandwidth as nccl-tests (allreduce: bytes x 2(n-1)/n / t; "
+    "all-gather and reduce-scatter: bytes of the whole tensor x (n-1)/n / t)."
+)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worlds", type=int, nargs="+", default=[2, 4])
@@ -109,30 +115,57 @@ def main() -> None:
         sizes.append(sizes[-1] * 8)
     if sizes[-1] != args.max_mib << 20:
         sizes.append(args.max_mib << 20)
-    print(f"host: {socket.gethostname()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
+    floors = Table(
+        "the floor: one meeting of the ranks",
+        ["world", "floor us"],
+        note="Through the backend's call path without c10d's Python layer (_C._process_group_meet): "
+        "the neuron columns' neuron/floor divides by it.",
+    )
+    tables = [floors]
     for world in args.worlds:
         rows = run_world(world, sizes)
-        table = {(r["op"], r["bytes"], r["backend"]): r["seconds"] for r in rows}
-        floor = table["floor", 0, "neuron"]
-        print(
-            f"\nworld {world}: floor {floor * 1e6:.1f} us (one meeting of the ranks through the backend's call "
-            "path, _C._process_group_meet); memcpy GB/s is one rank's copy of the same bytes, beside its peers"
-        )
+        secs = {(r["op"], r["bytes"], r["backend"]): r["seconds"] for r in rows}
+        floor = secs["floor", 0, "neuron"]
+        floors.add(world, floor * 1e6)
         for op in ("allreduce", "all_gather_into_tensor", "all_gather_into_tensor, in place", "reduce_scatter_tensor"):
-            print(f"\n{op}, world {world} (bytes per rank; latency us; bus bandwidth GB/s)")
-            print(
-                "| size | gloo us | neuron us | slots us | neuron/floor | latency gloo/neuron | gloo GB/s | "
-                "neuron GB/s | busbw neuron/gloo | memcpy GB/s | busbw neuron/memcpy | busbw slots/memcpy |"
+            t = Table(
+                f"{op}, world {world}",
+                [
+                    "size per rank",
+                    "gloo us",
+                    "neuron us",
+                    "slots us",
+                    "neuron/floor",
+                    "latency gloo/neuron",
+                    "gloo busbw GB/s",
+                    "neuron busbw GB/s",
+                    "busbw neuron/gloo",
+                    "memcpy GB/s",
+                    "busbw neuron/memcpy",
+                    "busbw slots/memcpy",
+                ],
+                note=NOTE if len(tables) == 1 else f"Against gloo, as in {tables[1].title}.",
             )
-            print("|---|---|---|---|---|---|---|---|---|---|---|---|")
             for nbytes in sorted({r["bytes"] for r in rows if r["op"] == op}):
-                g, n, sl = (table[op, nbytes, b] for b in ("gloo", "neuron", "neuron-slots"))
-                gb, nb, sb = (bus_bandwidth(op, nbytes, world, t) / 1e9 for t in (g, n, sl))
-                mb = nbytes / table["memcpy", nbytes, "cpu"] / 1e9
-                print(
-                    f"| {fmt_bytes(nbytes)} | {g * 1e6:.1f} | {n * 1e6:.1f} | {sl * 1e6:.1f} | {n / floor:.1f} | "
-                    f"{g / n:.2f} | {gb:.3f} | {nb:.3f} | {nb / gb:.2f} | {mb:.2f} | {nb / mb:.2f} | {sb / mb:.2f} |"
+                g, n, sl = (secs[op, nbytes, b] for b in ("gloo", "neuron", "neuron-slots"))
+                gb, nb, sb = (bus_bandwidth(op, nbytes, world, s) / 1e9 for s in (g, n, sl))
+                mb = nbytes / secs["memcpy", nbytes, "cpu"] / 1e9
+                t.add(
+                    fmt_bytes(nbytes),
+                    g * 1e6,
+                    n * 1e6,
+                    sl * 1e6,
+                    n / floor,
+                    g / n,
+                    gb,
+                    nb,
+                    nb / gb,
+                    mb,
+                    nb / mb,
+                    sb / mb,
                 )
+            tables.append(t)
+    report("collectives", tables)
 
 
 if __name__ == "__main__":

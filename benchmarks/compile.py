@@ -27,6 +27,7 @@ os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="neuron
 
 import _paths  # noqa: F401  (tests/python on sys.path, for helpers.tiny_models)
 import torch
+from _figures import Table, report
 from _timing import median_seconds
 from helpers.tiny_models import tiny_causal_lm
 from transformers import CompileConfig
@@ -140,10 +141,36 @@ def main() -> None:
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", torch.get_num_threads())))
     print(
         f"tiny Llama {SIZE} (decode also at hidden 128), threads {torch.get_num_threads()}, "
-        f"Inductor cache {os.environ['TORCHINDUCTOR_CACHE_DIR']}"
+        f"Inductor cache {os.environ['TORCHINDUCTOR_CACHE_DIR']}",
+        flush=True,
     )
+    model = f"tiny Llama (hidden {SIZE['hidden_size']}, {SIZE['layers']} layers, vocab {SIZE['vocab_size']})"
     cold, warm = compile_times()
-    print(f"neuron decode graph compile: cold {cold:.1f} s, warm (FX graph cache) {warm:.1f} s")
+    compile_table = Table(
+        f"neuron decode graph compile time, {model}",
+        ["compile", "s"],
+        note="generate(2 new tokens) compiled minus the same eager: cold from an empty Inductor cache, "
+        "warm after torch._dynamo.reset() from the FX graph cache.",
+    )
+    compile_table.add("cold", cold)
+    compile_table.add("warm (FX graph cache)", warm)
+    rates_table = Table(
+        f"compiled against eager, neuron against the CPU, {model}, {torch.get_num_threads()} threads",
+        [
+            "workload",
+            "unit",
+            "neuron compiled",
+            "neuron eager",
+            "CPU Inductor",
+            "CPU eager",
+            "neuron compiled/eager",
+            "CPU compiled/eager",
+            "neuron compiled/CPU Inductor",
+        ],
+        note=f"Against CPU Inductor (target >= 1.0, parity >= 0.95) and neuron eager (decode target >= 1.5); "
+        f"best of {ROUNDS} rounds, the four cases timed in turn. Decode: generate({NEW_TOKENS}) minus generate(1) "
+        f"after a {PROMPT}-token prompt; training: forward, backward, AdamW.",
+    )
     cases = [
         (f"decode, static cache, batch 1, hidden {size['hidden_size']}", decode_rates, size, "tokens/s")
         for size in DECODE_SIZES
@@ -151,24 +178,13 @@ def main() -> None:
     cases.append((f"training step, batch 4 x 64, AdamW, hidden {SIZE['hidden_size']}", train_rates, SIZE, "steps/s"))
     for title, measure, size, unit in cases:
         rates = measure(size)
-        print(f"\n{title} ({unit})")
-        print(f"  {'':16}{'compiled':>12}{'eager':>12}{'compiled/eager':>16}")
-        for dev in ("neuron", "cpu"):
-            c, e = rates[(dev, True)], rates[(dev, False)]
-            print(f"  {dev:16}{c:12.1f}{e:12.1f}{c / e:15.2f}x")
-        print(
-            f"  neuron compiled / CPU Inductor: {rates[('neuron', True)] / rates[('cpu', True)]:.2f}x "
-            f"(target >= 1.0, parity >= 0.95)"
-        )
-        print(
-            f"  neuron compiled / neuron eager: {rates[('neuron', True)] / rates[('neuron', False)]:.2f}x"
-            + (" (target >= 1.5)" if unit == "tokens/s" else "")
-        )
+        nc, ne, cc, ce = (rates[case] for case in (("neuron", True), ("neuron", False), ("cpu", True), ("cpu", False)))
+        rates_table.add(title, unit, nc, ne, cc, ce, nc / ne, cc / ce, nc / cc)
+        print(f"{title}: done", flush=True)
     m = torch_neuronx.get_dynamo_metrics()
-    print(
-        f"\nmetrics: graphs {m['graphs_compiled']}, recompilations {m['recompilations']}, "
-        f"eager fallbacks {m['eager_fallbacks']}"
-    )
+    metrics = Table("neuron's dynamo metrics over the run", ["graphs compiled", "recompilations", "eager fallbacks"])
+    metrics.add(m["graphs_compiled"], m["recompilations"], m["eager_fallbacks"])
+    report("compile", [rates_table, compile_table, metrics])
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _figures import Table, report
+
 ROUNDS = 4
 HERE = Path(__file__).resolve().parent
 
@@ -45,20 +47,32 @@ def main() -> None:
         for r in range(ROUNDS):
             for device in ("neuron", "cpu") if r % 2 == 0 else ("cpu", "neuron"):
                 runs[device].append(one(device, cache))
-    print(
-        "| decode, batch 1, static cache | neuron compiled tokens/s (runs) | CPU Inductor tokens/s (runs) "
-        "| median ratio |"
-    )
-    print("|---|---|---|---|")
     from compile import DECODE_SIZES
 
+    table = Table(
+        f"compiled decode, one case per process: tokens/s (median of {ROUNDS} processes)",
+        [
+            "decode, batch 1, static cache",
+            "neuron compiled tokens/s",
+            "neuron runs",
+            "CPU Inductor tokens/s",
+            "CPU runs",
+            "neuron/CPU",
+        ],
+        note="Against CPU Inductor, each case in its own process in alternating order "
+        "(benchmarks/compile.py's decode, best of 3 rounds per process); both share one Inductor cache.",
+    )
     for i, size in enumerate(DECODE_SIZES):
         n, c = ([run[i] for run in runs[d]] for d in ("neuron", "cpu"))
-        print(
-            f"| hidden {size['hidden_size']} | {statistics.median(n):.0f} ({', '.join(f'{x:.0f}' for x in n)}) | "
-            f"{statistics.median(c):.0f} ({', '.join(f'{x:.0f}' for x in c)}) | "
-            f"{statistics.median(n) / statistics.median(c):.2f}x |"
+        table.add(
+            f"hidden {size['hidden_size']}",
+            statistics.median(n),
+            ", ".join(f"{x:.0f}" for x in n),
+            statistics.median(c),
+            ", ".join(f"{x:.0f}" for x in c),
+            statistics.median(n) / statistics.median(c),
         )
+    report("compiled_decode_processes", [table])
 
 
 if __name__ == "__main__":

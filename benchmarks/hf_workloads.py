@@ -18,19 +18,27 @@ so both use the whole 2-core machine. Ratios are against CPU eager.
   build/artifacts/qwen3-h1024): TP=2 against one process of 1 and 2 threads.
 
 Run: .venv/bin/python benchmarks/hf_workloads.py [--wide-only [HIDDEN]]
+     (--wide-only reports as hf_workloads_wide: a section of its own in docs/figures.md)
 """
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 
+from _figures import Table, report
 from _paths import ROOT
 
 HERE = ROOT / "benchmarks"
+GENERATE_NOTE = (
+    "Each configuration in its own process (benchmarks/hf_generate_worker.py): the median of 9 generate calls "
+    "after one; one-process runs with 2 threads unless named, torchrun ranks with 1 thread each."
+)
+SFT_NOTE = (
+    "Each configuration in its own process (benchmarks/hf_sft_worker.py): 15 steps, the first 3 not timed; "
+    "one-process runs with 2 threads, torchrun ranks with 1 thread each."
+)
 
 
 def run(worker: str, args: list[str], nproc: int = 0, threads: int = 0) -> dict:
@@ -58,11 +66,12 @@ def run(worker: str, args: list[str], nproc: int = 0, threads: int = 0) -> dict:
     return json.loads(results[-1][len("RESULT ") :])
 
 
-def table(title: str, unit: str, rows: list[tuple[str, dict]], key: str, base: str) -> None:
+def table(title: str, unit: str, rows: list[tuple[str, dict]], key: str, base: str, note: str) -> Table:
     ref = dict(rows)[base][key]
-    print(f"\n{title}\n| configuration | {unit} | vs {base} |\n|---|---|---|")
+    t = Table(title, ["configuration", unit, f"vs {base}"], note=f"Against {base}, in the same run. {note}")
     for name, result in rows:
-        print(f"| {name} | {result[key]:.2f} | {result[key] / ref:.2f}x |")
+        t.add(name, result[key], result[key] / ref)
+    return t
 
 
 def wide_model(artifacts, hidden: int) -> str:
@@ -79,7 +88,7 @@ def wide_model(artifacts, hidden: int) -> str:
     return str(out)
 
 
-def wide_generation(artifacts, hidden: int = 1024) -> None:
+def wide_generation(artifacts, hidden: int = 1024) -> list[Table]:
     """Where TP should pay: layers whose arithmetic outweighs op overhead."""
     model = wide_model(artifacts, hidden)
     rows = [
@@ -94,14 +103,24 @@ def wide_generation(artifacts, hidden: int = 1024) -> None:
         ("CPU eager, 1 thread", run("hf_generate_worker.py", [model, "--device", "cpu"], threads=1)),
         ("CPU eager, 2 threads", run("hf_generate_worker.py", [model, "--device", "cpu"])),
     ]
-    table(
-        f"generation at hidden size {hidden} (4 prompts x 16 new tokens, bf16, static cache)",
-        "tokens/s",
-        rows,
-        "tokens_per_s",
-        "CPU eager, 2 threads",
-    )
-    table("the same against one core", "tokens/s", rows, "tokens_per_s", "neuron 1 process, 1 thread, eager")
+    return [
+        table(
+            f"generation at hidden size {hidden} (4 prompts x 16 new tokens, bf16, static cache)",
+            "tokens/s",
+            rows,
+            "tokens_per_s",
+            "CPU eager, 2 threads",
+            GENERATE_NOTE,
+        ),
+        table(
+            f"generation at hidden size {hidden}, against one core",
+            "tokens/s",
+            rows,
+            "tokens_per_s",
+            "neuron 1 process, 1 thread, eager",
+            GENERATE_NOTE,
+        ),
+    ]
 
 
 def main() -> None:
@@ -110,10 +129,9 @@ def main() -> None:
     artifacts = build_artifacts.main(["--out", str(ROOT / "build" / "artifacts")])
     model, dataset = str(artifacts / "qwen3-tiny"), str(artifacts / "qa-chat")
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="neuron_bench_inductor_"))
-    print(f"host: {socket.gethostname()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
-    if "--wide-only" in sys.argv:  # [--wide-only [HIDDEN]]
+    if "--wide-only" in sys.argv:  # [--wide-only [HIDDEN]]: a section of its own in docs/figures.md
         rest = sys.argv[sys.argv.index("--wide-only") + 1 :]
-        wide_generation(artifacts, int(rest[0]) if rest else 1024)
+        report("hf_workloads_wide", wide_generation(artifacts, int(rest[0]) if rest else 1024))
         return
 
     generation = [
@@ -123,14 +141,17 @@ def main() -> None:
         ("CPU, Inductor decode", run("hf_generate_worker.py", [model, "--device", "cpu", "--compiled"])),
         ("CPU eager", run("hf_generate_worker.py", [model, "--device", "cpu"])),
     ]
-    table(
-        "generation (4 prompts x 16 new tokens, bf16, static cache)",
-        "tokens/s",
-        generation,
-        "tokens_per_s",
-        "CPU eager",
-    )
-    wide_generation(artifacts)
+    tables = [
+        table(
+            "generation (4 prompts x 16 new tokens, bf16, static cache)",
+            "tokens/s",
+            generation,
+            "tokens_per_s",
+            "CPU eager",
+            GENERATE_NOTE,
+        )
+    ]
+    tables += wide_generation(artifacts)
 
     with tempfile.TemporaryDirectory() as out:
         sft = [model, dataset, out]
@@ -142,10 +163,18 @@ def main() -> None:
             ("neuron 2 processes FSDP, compiled (the demo)", run("hf_sft_worker.py", [*sft, "--compiled"], 2)),
             ("CPU, compiled (Inductor)", run("hf_sft_worker.py", [*sft, "--device", "cpu", "--compiled"])),
         ]
-    table(
-        "SFTTrainer steps/s (batch 4 x 128 tokens per process, bf16)", "steps/s", training, "steps_per_s", "CPU eager"
-    )
-    table("SFTTrainer tokens/s (all processes)", "tokens/s", training, "tokens_per_s", "CPU eager")
+    tables += [
+        table(
+            "SFTTrainer steps/s (batch 4 x 128 tokens per process, bf16)",
+            "steps/s",
+            training,
+            "steps_per_s",
+            "CPU eager",
+            SFT_NOTE,
+        ),
+        table("SFTTrainer tokens/s (all processes)", "tokens/s", training, "tokens_per_s", "CPU eager", SFT_NOTE),
+    ]
+    report("hf_workloads", tables)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import os
 
 import _paths  # noqa: F401  (the repository root on sys.path)
 import torch
+from _figures import Table, report
 from _timing import median_seconds
 
 import torch_neuronx  # noqa: F401
@@ -110,7 +111,8 @@ def estimate(model, x):
     return est
 
 
-def report(name, base, fused, x):
+def measure(name, base, fused, x, times: Table, top_ops: Table) -> None:
+    """One model's row of `times` and its rows of `top_ops`."""
     base_cpu = base
     base = copy.deepcopy(base).to("neuron")
     xd = x.to("neuron")
@@ -121,39 +123,66 @@ def report(name, base, fused, x):
         emu_b = median_seconds(lambda: base(xd), repeats=5, warmup=1)
         emu_f = median_seconds(lambda: fused(xd), repeats=5, warmup=1)
         cpu = median_seconds(lambda: base_cpu(x), repeats=5, warmup=1)
-    print(f"\n{name}")
-    print(
-        f"  Trainium2 estimate: without kernels {est_b.total_us:9.1f} us, with {est_f.total_us:9.1f} us "
-        f"(NKI kernels {est_f.kernels_us:.1f} us): speed-up {est_b.total_us / est_f.total_us:.2f}x"
-    )
-    print(
-        f"  emulator:           without kernels {emu_b * 1e3:9.1f} ms, with {emu_f * 1e3:9.1f} ms "
-        f"(ratio with/without {emu_f / emu_b:.2f}); CPU without kernels {cpu * 1e3:.1f} ms "
-        f"(emulator/CPU {emu_b / cpu:.2f})"
+    times.add(
+        name,
+        est_b.total_us,
+        est_f.total_us,
+        est_f.kernels_us,
+        est_b.total_us / est_f.total_us,
+        emu_b * 1e3,
+        emu_f * 1e3,
+        emu_f / emu_b,
+        cpu * 1e3,
+        emu_b / cpu,
     )
     for label, est in (("without", est_b), ("with", est_f)):
-        top = ", ".join(f"{op} x{n} {us:.1f}" for op, n, us in est.top(6))
-        print(f"  top ops {label}: {top}")
+        top_ops.add(name, label, ", ".join(f"{op} x{n} {us:.1f}" for op, n, us in est.top(6)))
 
 
 def main():
     import tempfile
 
     build_repositories()
-    print(f"torch {torch.__version__}; one forward in bfloat16 per model; estimates for one trn2 NeuronCore")
+    times = Table(
+        "one bf16 forward with and without the NKI kernels",
+        [
+            "model",
+            "Trainium2 estimate without kernels us",
+            "estimate with kernels us",
+            "of which NKI kernels us",
+            "estimated speed-up",
+            "emulator without ms",
+            "emulator with ms",
+            "emulator with/without",
+            "CPU without ms",
+            "emulator/CPU",
+        ],
+        note="Against the same model and weights without the kernels (Transformers' attention as named), and on "
+        "the CPU without them; estimates for one trn2 NeuronCore; wall times the median of 5.",
+    )
+    top_ops = Table(
+        "the Trainium2 estimate's top ops of each forward",
+        ["model", "kernels", "top ops (op x calls us)"],
+        note="From the same estimates (torch_neuronx.estimation.step), the six largest ops.",
+    )
     for arch in ("llama", "qwen3"):
         model, ids = causal_lm(arch)
         fused = kernelize_lm(copy.deepcopy(model).to("neuron"))
-        report(f"{arch}: hidden 512, 4 layers, 8 heads (4 KV), MLP 1408, 256 tokens", model, fused, ids)
+        measure(
+            f"{arch}: hidden 512, 4 layers, 8 heads (4 KV), MLP 1408, 256 tokens", model, fused, ids, times, top_ops
+        )
     with tempfile.TemporaryDirectory() as tmp:
         for attn in ("sdpa", "eager"):
             base, fused, x = vit_base_layer(tmp, attn)
-            report(
+            measure(
                 f"ViT-Base-shaped layer (768, 12 heads, MLP 3072, 197 tokens), baseline attention {attn!r}",
                 base,
                 fused,
                 x,
+                times,
+                top_ops,
             )
+    report("kernel_hub", [times, top_ops])
 
 
 if __name__ == "__main__":

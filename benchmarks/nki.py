@@ -12,6 +12,7 @@ import importlib
 import _paths  # noqa: F401  (the repository root on sys.path)
 import torch
 import torch.nn.functional as F
+from _figures import Table, report
 from _timing import median_seconds
 
 import torch_neuronx
@@ -78,18 +79,21 @@ def cases():
 
 
 def main():
+    table = Table(
+        "NKI kernels on the emulator against eager PyTorch on neuron",
+        ["kernel", "NKI ms", "eager ms", "NKI/eager", "Trainium estimate us", "target", "bound"],
+        note="Against the same math in eager PyTorch on neuron (issue 20 target: NKI/eager <= 3); median per call, "
+        "the kernel's first call (its trace) in the warm-up; the estimate is the kernel's last_estimate().",
+    )
     rows = []
-    print(f"{'kernel':62s} {'NKI ms':>9s} {'eager ms':>9s} {'ratio':>6s}  Trainium2 estimate")
     for name, nki_fn, eager_fn, repeats in cases():
         t_nki = median_seconds(nki_fn, repeats=repeats, warmup=2)
         est = torch_neuronx.nki.last_estimate()
         t_eager = median_seconds(eager_fn, repeats=repeats, warmup=2)
         rows.append((name, t_nki, t_eager))
-        print(
-            f"{name:62s} {t_nki * 1e3:9.3f} {t_eager * 1e3:9.3f} {t_nki / t_eager:6.2f}  "
-            f"{est.total_us:.1f} us on {est.target} ({est.bottleneck}-bound)",
-            flush=True,
-        )
+        table.add(name, t_nki * 1e3, t_eager * 1e3, t_nki / t_eager, est.total_us, est.target, est.bottleneck)
+        print(f"{name}: done", flush=True)
+    report("nki", [table])
     return rows
 
 

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+from _figures import Table, report
+
 N = 2200
 PROGRAM = """
 import sys, torch, torch_neuronx
@@ -86,11 +88,21 @@ def main() -> None:
             else:
                 total, ours = run(tmp, device, N)
                 rows[device] = (total / N, ours / N)
-    cpu, neuron = rows["cpu"][0], rows["neuron"][0]
-    print("| torch.add, 1k floats | instructions per op | in libtorch_neuronx |\n|---|---|---|")
+    cpu = rows["cpu"][0]
+    table = Table(
+        "torch.add of 1,000 floats: instructions per op (callgrind)",
+        ["device", "instructions per op", "in libtorch_neuronx", "vs cpu"],
+        note="Against the same op on the CPU. "
+        + (
+            f"Whole process: N = {N:,} adds minus N = 0 (includes the free and the Python loop; start-up varies "
+            "between runs, read it beside a repeat)."
+            if whole
+            else f"Collected inside torch.add's C++ entry only (THPVariable_add), {N:,} adds."
+        ),
+    )
     for device, (total, ours) in rows.items():
-        print(f"| {device} | {total:,.0f} | {ours:,.0f} |")
-    print(f"neuron / cpu: {neuron / cpu:.3f}")
+        table.add(device, total, ours, total / cpu)
+    report("op_instructions_whole_process" if whole else "op_instructions", [table])
 
 
 if __name__ == "__main__":

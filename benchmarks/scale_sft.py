@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 import _paths  # noqa: F401  (repository root on sys.path)
+from _figures import Table, report
 
 from examples import build_artifacts
 
@@ -237,12 +238,19 @@ def run_grid(tp: int, fsdp: int, args) -> dict:
     return result
 
 
+def loss_diffs(a: list[float], b: list[float]) -> tuple[float, float] | None:
+    """The first loss's relative difference and the worst step's, or None if the counts differ."""
+    if not a or len(a) != len(b):
+        return None
+    return abs(a[0] - b[0]) / abs(b[0]), max(abs(x - y) / abs(y) for x, y in zip(a, b))
+
+
 def compare(a: list[float], b: list[float]) -> tuple[bool, str]:
     """The first loss within bf16 rounding, every step within 5%."""
-    if not a or len(a) != len(b):
+    diffs = loss_diffs(a, b)
+    if diffs is None:
         return False, f"loss counts differ: {len(a)} vs {len(b)}"
-    first = abs(a[0] - b[0]) / abs(b[0])
-    worst = max(abs(x - y) / abs(y) for x, y in zip(a, b))
+    first, worst = diffs
     ok = first <= BF16_REL and worst <= 0.05
     return ok, f"first loss rel. diff {first:.2e} (bf16 bound {BF16_REL:.2e}); worst step {worst:.2%} (bound 5%)"
 
@@ -267,20 +275,52 @@ def main():
     grids = [tuple(map(int, g.split("x"))) for g in ([args.ref] if args.ref != "none" else []) + [args.grid]]
     results = [run_grid(tp, fsdp, args) for tp, fsdp in grids]
     ok = all(r["rc"] == 0 for r in results)
-    print(
-        "\n| run | processes | wall s | peak RSS (VmHWM) MiB per process, max / mean | private MiB, max / mean "
-        "| sum of Pss GiB | lowest MemAvailable GiB | losses |\n|---|---|---|---|---|---|---|---|"
+    runs = Table(
+        f"SFT grids on one host ({args.max_steps} steps, global batch {args.global_batch}, compile {args.compile})",
+        [
+            "run",
+            "processes",
+            "exit",
+            "wall s",
+            "peak RSS (VmHWM) MiB per process, max",
+            "peak RSS MiB, mean",
+            "private MiB, max",
+            "private MiB, mean",
+            "sum of Pss GiB",
+            "lowest MemAvailable GiB",
+            "losses",
+        ],
+        note=f"Memory sampled every {args.poll} s from /proc (VmHWM is the kernel's own peak); the first run is the "
+        "reference grid with the same global batch and seed.",
     )
     for r in results:
-        print(
-            f"| TP {r['tp']} x FSDP {r['fsdp']} | {r['processes']} | {r['wall_s']} | {r['hwm_mib']['max']} / "
-            f"{r['hwm_mib']['mean']} | {r['private_mib']['max']} / {r['private_mib']['mean']} | {r['sum_pss_gib']} "
-            f"| {r['min_available_gib']} | {', '.join(f'{x:.4f}' for x in r['losses'])} |"
+        runs.add(
+            f"TP {r['tp']} x FSDP {r['fsdp']}",
+            r["processes"],
+            r["rc"],
+            r["wall_s"],
+            r["hwm_mib"]["max"],
+            r["hwm_mib"]["mean"],
+            r["private_mib"]["max"],
+            r["private_mib"]["mean"],
+            r["sum_pss_gib"],
+            r["min_available_gib"],
+            ", ".join(f"{x:.4f}" for x in r["losses"]),
         )
+    tables = [runs]
     if len(results) == 2 and ok:
         same, text = compare(results[1]["losses"], results[0]["losses"])
         print(("losses match: " if same else "LOSSES DIFFER: ") + text)
+        diffs = loss_diffs(results[1]["losses"], results[0]["losses"]) or (None, None)
+        losses = Table(
+            "losses of the large grid against the reference",
+            ["losses match", "first loss rel. diff", "bound (two bf16 roundings)", "worst step rel. diff", "bound"],
+            note="Against the reference grid's losses, step by step.",
+        )
+        losses.add(same, diffs[0], BF16_REL, diffs[1], 0.05)
+        tables.append(losses)
         ok = same
+    report("scale_sft", tables)
     (OUT / f"results-{args.grid}-{args.compile}.json").write_text(json.dumps(results, indent=1))
     sys.exit(0 if ok else 1)
 

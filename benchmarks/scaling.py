@@ -14,9 +14,8 @@ Run: .venv/bin/python benchmarks/scaling.py [--worlds 2 4 8]
 import argparse
 import json
 import os
-import socket
-import time
 
+from _figures import Table, report
 from _ranks import run_ranks
 from collectives import bus_bandwidth, run_world
 
@@ -74,27 +73,43 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worlds", type=int, nargs="+", default=[2, 4, 8])
     args = parser.parse_args()
-    print(f"host: {socket.gethostname()}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
-    print(
-        "\n| world | ranks per core | allreduce 8 B us (gloo/neuron) | allreduce 1 MiB busbw GB/s (neuron/gloo) "
-        "| allreduce 16 MiB busbw GB/s (neuron/gloo) | FSDP2 step ms neuron | FSDP2 step ms gloo | gloo/neuron |"
+    table = Table(
+        "cost against the world size on one host",
+        [
+            "world",
+            "ranks per core",
+            "allreduce 8 B neuron us",
+            "allreduce 8 B gloo/neuron",
+            "allreduce 1 MiB neuron busbw GB/s",
+            "allreduce 1 MiB busbw neuron/gloo",
+            "allreduce 16 MiB neuron busbw GB/s",
+            "allreduce 16 MiB busbw neuron/gloo",
+            "FSDP2 step neuron ms",
+            "FSDP2 step gloo ms",
+            "FSDP2 step gloo/neuron",
+        ],
+        note="Against gloo (CPU tensors) in the same processes: benchmarks/collectives.py's allreduce, and one FSDP2 "
+        "step of 4 x Linear(1024, 1024) + GELU, batch 8 per rank, SGD (median of 8 steps after 2, slowest rank). "
+        "Above one rank per core the ranks are oversubscribed.",
     )
-    print("|---|---|---|---|---|---|---|---|")
     for world in args.worlds:
         rows = run_world(world, SIZES)
         t = {(r["op"], r["bytes"], r["backend"]): r["seconds"] for r in rows}
-        cells = [
-            f"{t['allreduce', 8, 'neuron'] * 1e6:.1f} ({t['allreduce', 8, 'gloo'] / t['allreduce', 8, 'neuron']:.0f}x)"
-        ]
+        cells = [t["allreduce", 8, "neuron"] * 1e6, t["allreduce", 8, "gloo"] / t["allreduce", 8, "neuron"]]
         for size in SIZES[1:]:
             n, g = (bus_bandwidth("allreduce", size, world, t["allreduce", size, b]) / 1e9 for b in ("neuron", "gloo"))
-            cells.append(f"{n:.2f} ({n / g:.1f}x)")
+            cells += [n, n / g]
         step = fsdp_step(world)
-        print(
-            f"| {world} | {world / os.cpu_count():g} | {' | '.join(cells)} | {step['neuron'] * 1e3:.1f} | "
-            f"{step['gloo'] * 1e3:.1f} | {step['gloo'] / step['neuron']:.2f} |",
-            flush=True,
+        table.add(
+            world,
+            world / os.cpu_count(),
+            *cells,
+            step["neuron"] * 1e3,
+            step["gloo"] * 1e3,
+            step["gloo"] / step["neuron"],
         )
+        print(f"world {world} done", flush=True)
+    report("scaling", [table])
 
 
 if __name__ == "__main__":

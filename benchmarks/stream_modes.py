@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 
+from _figures import Table, report
+
 CHILD = r"""
 import json, torch, sys
 sys.path.insert(0, sys.argv[1])
@@ -28,6 +30,12 @@ out = {
 }
 print(json.dumps(out))
 """
+MEASURES = {
+    "small_copy_us": "host-to-device copy, 1 KiB",
+    "event_us": "event record + query",
+    "copy_1mib_us": "host-to-device copy, 1 MiB",
+    "ten_d2d_1mib_then_sync_us": "ten device-to-device copies of 1 MiB, then synchronize",
+}
 
 
 def run(mode: str) -> dict:
@@ -39,9 +47,15 @@ def run(mode: str) -> dict:
 
 def main() -> None:
     inline, thread = run("inline"), run("thread")
-    print(f"{'measure':<28} | {'inline us':>9} | {'thread us':>9} | {'thread/inline':>13}")
+    table = Table(
+        "emulator queue modes: us per call (median of 21)",
+        ["measure", "inline us", "thread us", "thread/inline"],
+        note="Against the inline queue (the default: work runs on the caller); "
+        "each mode in its own process (TORCH_NEURONX_EMU_QUEUE).",
+    )
     for key in inline:
-        print(f"{key:<28} | {inline[key]:>9.2f} | {thread[key]:>9.2f} | {thread[key] / inline[key]:>13.2f}")
+        table.add(MEASURES.get(key, key), inline[key], thread[key], thread[key] / inline[key])
+    report("stream_modes", [table])
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import time
 
 import _paths  # noqa: F401  (the repository root on sys.path, for `examples`)
 import torch
+from _figures import Table, command, report
 from _paths import ROOT
 
 import torch_neuronx  # noqa: F401
@@ -34,8 +35,18 @@ def main() -> None:
             model.generate(ids, attention_mask=mask, generation_config=config)
             seconds = time.perf_counter() - start
     if torch.distributed.get_rank() == 0:
-        print(f"one generate: {seconds:.3f} s")
         print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=18))
+        hidden = model_dir.name.removeprefix("qwen3-h")
+        world = torch.distributed.get_world_size()
+        table = Table(
+            f"one eager generate, TP={world}, qwen3 at hidden {hidden} (under torch.profiler, rank 0)",
+            ["measure", "s"],
+            note=f"The demo's generation ({NEW_TOKENS} new tokens per prompt) after two warm-up calls; the profiler's "
+            "table of top ops by self CPU time is printed, not kept.",
+        )
+        table.add("one generate", seconds)
+        torchrun = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={world}"]
+        report("tp_generate_profile", [table], command_line=command(launcher=torchrun))
     torch.distributed.destroy_process_group()
 
 

@@ -12,6 +12,7 @@ import timeit
 
 import torch
 import torch_neuronx._C as C
+from _figures import Table, report
 
 N = 200_000
 SIZE, STRIDE = (4, 128), (128, 1)
@@ -35,10 +36,14 @@ def main() -> None:
     ]
     times = {name: ns(fn) for name, fn in rows}
     base = times[rows[0][0]]
-    print("| call | ns | vs empty_strided_cpu |")
-    print("|---|---|---|")
+    table = Table(
+        f"Inductor wrapper calls, ns per call (best of 5 x {N:,})",
+        ["call", "ns", "vs empty_strided_cpu"],
+        note="Against the CPU wrapper's empty_strided_cpu of the same (4, 128) float32 buffer.",
+    )
     for name, t in times.items():
-        print(f"| {name} | {t:.0f} | {t / base:.2f}x |")
+        table.add(name, t, t / base)
+    report("wrapper_calls", [table])
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from helpers.dist_launch import launch, shm_entries
+from helpers.dist_launch import launch, shm_left_by
 
 WORKER = Path(__file__).resolve().parent / "collective_worker.py"
 TOTALS: Counter = Counter()  # over every group this process ran (the terminal summary prints it)
@@ -17,7 +17,6 @@ TOTALS: Counter = Counter()  # over every group this process ran (the terminal s
 def run_groups(world: int, first_seed: int, count: int, tmp_path, timeout: float = 1200) -> Counter:
     """Sequences first_seed .. first_seed+count-1 on one group of `world`
     ranks; fails naming every mismatch, error or leaked /dev/shm segment."""
-    before = shm_entries()
     env = {k: v for k, v in os.environ.items() if k == "TORCH_NEURONX_EMU_QUEUE"}  # make fuzz's second half
     results = launch(WORKER, world, tmp_path, timeout=timeout, args=[first_seed, count], env=env)
     problems = [line for r in results for line in r.stdout.splitlines() if line.startswith(("MISMATCH", "ERROR"))]
@@ -31,7 +30,8 @@ def run_groups(world: int, first_seed: int, count: int, tmp_path, timeout: float
     for r in results:
         line = next(x for x in r.stdout.splitlines() if x.startswith("STATS "))
         stats.update(json.loads(line[len("STATS ") :]))
-    assert shm_entries() <= before, f"left in /dev/shm: {sorted(shm_entries() - before)}"
+    left = shm_left_by(results)
+    assert not left, f"left in /dev/shm: {sorted(left)}"
     TOTALS.update({f"world {world} sequences": stats["sequences"] // world})
     TOTALS.update({k: v for k, v in stats.items() if k != "sequences"})
     return stats

@@ -13,8 +13,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[0] / "python"))  # tests/python: helpers
+sys.path.insert(0, str(HERE.parents[1] / "benchmarks"))  # _figures
 
-from helpers.dist_launch import launch, shm_entries  # noqa: E402
+from _figures import Table, report  # noqa: E402
+from helpers.dist_launch import launch, shm_left_by  # noqa: E402
 from helpers.processes import worker_env  # noqa: E402
 
 PHASES = [("train", 2000, 1), ("generate", 2000, 1), ("fsdp", 500, 2)]
@@ -25,7 +27,6 @@ def verdicts(stdout: str) -> list[dict]:
 
 
 def run(phase: str, steps: int, ranks: int) -> tuple[bool, list[dict], str]:
-    before = shm_entries()
     script = HERE / "soak_phases.py"
     if ranks == 1:
         p = subprocess.run(
@@ -47,7 +48,7 @@ def run(phase: str, steps: int, ranks: int) -> tuple[bool, list[dict], str]:
                 env={"PYTHONPATH": f"{HERE}:{HERE.parent / 'python'}"},
             )
     found = [v for r in results for v in verdicts(r.stdout)]
-    left = sorted(shm_entries() - before)
+    left = sorted(shm_left_by(r for r in results if hasattr(r, "pid")))  # only ranks make segments
     ok = all(r.returncode == 0 for r in results) and len(found) == ranks and not left
     errors = (
         "" if ok else "\n".join(r.stderr[-3000:] for r in results) + (f"\nleft in /dev/shm: {left}" if left else "")
@@ -60,14 +61,47 @@ def main() -> int:
     parser.add_argument("--scale", type=float, default=1.0)
     args = parser.parse_args()
     failed = False
+    table = Table(
+        "soak phases",
+        [
+            "phase",
+            "steps",
+            "ranks",
+            "result",
+            "seconds",
+            "allocated bytes (steady)",
+            "RSS MiB after warm-up / end",
+            "descriptors",
+            "threads",
+        ],
+        note="Each phase in processes of its own; after warm-up the allocated bytes must not move, reserved bytes "
+        "not grow, the resident set grow by at most 64 MiB, descriptors, threads and /dev/shm segments stay; "
+        "rank 0's verdict shown.",
+    )
     for phase, steps, ranks in PHASES:
-        ok, found, errors = run(phase, max(100, int(steps * args.scale)), ranks)
+        n = max(100, int(steps * args.scale))
+        ok, found, errors = run(phase, n, ranks)
         for v in found:
             print(json.dumps(v))
         print(f"{phase}: {'passed' if ok else 'FAILED'}", flush=True)
         if errors:
             print(errors)
         failed |= not ok
+        v = found[0] if found else {}
+        rss = v.get("rss_mib", (None, None, None))
+        table.add(
+            phase,
+            n,
+            ranks,
+            "passed" if ok else "FAILED",
+            v.get("seconds"),
+            v.get("allocated"),
+            f"{rss[0]} / {rss[2]}",
+            str(v.get("fds")),
+            str(v.get("threads")),
+        )
+    if args.scale == 1.0:  # make soak's figures; a scaled run (make test's slice) is not recorded
+        report("soak", [table])
     return 1 if failed else 0
 
 

@@ -29,7 +29,10 @@ def threads() -> int:
 
 
 def shm_segments() -> int:
-    return sum(name.startswith("torch_neuronx_") for name in os.listdir("/dev/shm"))
+    """The project's /dev/shm segments this process created (its pid is in the
+    name), so that other tests running beside the soak do not count."""
+    mine = str(os.getpid())
+    return sum(n.startswith("torch_neuronx_") and n.rsplit("_", 3)[-3] == mine for n in os.listdir("/dev/shm"))
 
 
 class Sampler:

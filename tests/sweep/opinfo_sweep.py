@@ -17,6 +17,7 @@ import signal
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import torch
 from torch.testing._internal.common_methods_invocations import op_db
@@ -273,6 +274,22 @@ def run_backward(op, max_samples: int) -> tuple[str, str]:
     return "pass", f"{ran} samples" + (f" ({close} within tolerance, not bitwise)" if close else "")
 
 
+def _record(counts: dict, pairs: int, ran: int, args) -> None:
+    """The sweep's totals for docs/figures.md (build/bench/opinfo_sweep.json)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    from _figures import Table, report
+
+    table = Table(
+        "PyTorch's OpInfo database on neuron against the CPU",
+        ["(op, dtype) pairs", "pass", "fail", "skip", "pass rate of the pairs that run on the CPU"],
+        note=f"Forward in each dtype and float32 backward, up to {args.max_samples} samples per pair, "
+        f"compared bitwise; the failures are in {args.out} and tests/sweep/expected_failures.tsv.",
+    )
+    table.add(pairs, counts["pass"], counts["fail"], counts["skip"], f"{counts['pass'] / max(ran, 1):.1%}")
+    if not args.ops and not args.staged:  # the whole database only
+        report("opinfo_sweep", [table])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-samples", type=int, default=4)
@@ -323,6 +340,7 @@ def main() -> int:
         for row in rows:
             f.write("\t".join(row) + "\n")
     ran = counts["pass"] + counts["fail"]
+    _record(counts, len(rows), ran, args)
     print(
         f"{len(rows)} (op, dtype) pairs from {len(op_db)} OpInfos in {time.time() - start:.0f} s: "
         f"{counts['pass']} pass, {counts['fail']} fail, {counts['skip']} skip; "
