@@ -4,15 +4,14 @@ from every rank's (deterministic) inputs; bytes counted on the shared-memory
 transport; nothing left in /dev/shm."""
 
 import pytest
-from helpers.dist_launch import assert_all_ok, launch, launch_ok, shm_entries
+from helpers.dist_launch import assert_all_ok, launch, launch_ok, shm_left_by
 from helpers.processes import worker_path
 
 
 @pytest.mark.parametrize("world", [2, 4])
 def test_every_collective_dtype_and_op_matches_a_local_reference(world, tmp_path):
-    before = shm_entries()
-    launch_ok("collectives_every_op", world, tmp_path, expect="checked")
-    assert shm_entries() <= before
+    results = launch_ok("collectives_every_op", world, tmp_path, expect="checked")
+    assert not shm_left_by(results)
 
 
 def test_barrier_then_collective_never_mismatches_under_load(tmp_path):

@@ -6,12 +6,11 @@ timeout, and /dev/shm is left clean."""
 
 import time
 
-from helpers.dist_launch import launch, launch_ok, shm_entries
+from helpers.dist_launch import launch, launch_ok, shm_entries, shm_left_by
 from helpers.processes import worker_path
 
 
 def test_a_rank_that_dies_before_an_allreduce_is_named_by_the_survivors(tmp_path):
-    before = shm_entries()
     start = time.monotonic()
     results = launch("faults_rank_dies", 3, tmp_path, timeout=120)
     assert results[1].returncode == 3
@@ -21,17 +20,16 @@ def test_a_rank_that_dies_before_an_allreduce_is_named_by_the_survivors(tmp_path
         assert "DistBackendError" in line and "allreduce" in line and "rank 1" in line and "exited" in line, line
         assert "neuron process group '" in line  # the group's name
     assert time.monotonic() - start < 60  # dead peers are seen at once, not at the 60 s timeout
-    assert shm_entries() <= before
+    assert not shm_left_by(results)
 
 
 def test_a_rank_that_never_joins_times_out_with_its_name(tmp_path):
-    before = shm_entries()
     results = launch("faults_never_joins", 2, tmp_path, timeout=60, ranks=[0])  # rank 1 is never started
     assert results[0].returncode == 0, results[0].stderr[-3000:]
     line = next(x for x in results[0].stdout.splitlines() if x.startswith("ERROR"))
     assert "init" in line and "timed out" in line and "rank 1" in line, line
     assert float(line.rsplit("after", 1)[1].split()[0]) < 3 + 5
-    assert shm_entries() <= before
+    assert not shm_left_by(results)
 
 
 def test_mismatched_shapes_and_dtypes_raise_on_every_rank(tmp_path):
@@ -61,7 +59,6 @@ def test_segments_left_by_dead_creators_are_removed_by_the_next_group(tmp_path):
 
 
 def test_a_rank_killed_in_the_middle_of_large_allreduces_is_named(tmp_path):
-    before = shm_entries()
     results = launch("faults_killed_mid_allreduce", 3, tmp_path, timeout=120)
     assert results[1].returncode == -9
     for r in (0, 2):
@@ -69,7 +66,7 @@ def test_a_rank_killed_in_the_middle_of_large_allreduces_is_named(tmp_path):
         line = next(x for x in results[r].stdout.splitlines() if x.startswith("ERROR"))
         assert "allreduce" in line and "rank 1" in line and "exited" in line, line
         assert float(line.rsplit("after", 1)[1].split()[0]) < 30, line
-    assert shm_entries() <= before
+    assert not shm_left_by(results)
 
 
 def test_a_store_left_by_an_earlier_run_is_not_read_as_this_one(tmp_path):

@@ -59,6 +59,7 @@ def launch(
             out, err = p.communicate()
             err += f"\n[killed after {timeout} s]"
         results[i] = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        results[i].pid = p.pid  # shm_left_by() finds the segments this rank created
 
     threads = [threading.Thread(target=collect, args=(i, p)) for i, p in enumerate(procs)]
     for t in threads:
@@ -88,6 +89,15 @@ def launch_ok(worker, world: int, tmp_path, expect: str, **kwargs) -> list[subpr
 
 def shm_entries() -> set[str]:
     return {n for n in os.listdir("/dev/shm") if n.startswith("torch_neuronx_")}
+
+
+def shm_left_by(results) -> set[str]:
+    """The project's /dev/shm segments still there whose creator is one of
+    these launched ranks (a segment's name holds its creator's pid:
+    torch_neuronx_<tag>_<pid>_<time>_<random>); other tests' segments, which a
+    parallel run may have at the moment, do not count."""
+    pids = {str(r.pid) for r in results}
+    return {n for n in shm_entries() if n.rsplit("_", 3)[-3] in pids}
 
 
 def torchrun(nproc: int, script: str, args: list[str], tmp_path, timeout: float = 600, **env_extra) -> str:

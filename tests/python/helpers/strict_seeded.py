@@ -44,11 +44,9 @@ big = torch.empty(13 * 2**30, dtype=torch.uint8, device="neuron")  # over 12 GiB
 del big
 opt.step()  # expect: memory neuron:0
 
-timeout = datetime.timedelta(seconds=1)
+timeout, store = datetime.timedelta(seconds=1), dist.HashStore()
 try:  # 16 ranks on an instance of 8 cores; no other rank comes
-    dist.init_process_group(
-        "neuron", store=dist.HashStore(), rank=0, world_size=16, timeout=timeout
-    )  # expect: process_group
+    dist.init_process_group("neuron", store=store, rank=0, world_size=16, timeout=timeout)  # expect: process_group
 except Exception as e:  # noqa: BLE001
     print("process group not formed:", type(e).__name__)
 print("seeded script done", torch_neuronx.strict.active_mode())
