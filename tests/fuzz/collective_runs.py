@@ -1,7 +1,7 @@
 """Runs the collective-sequence fuzzer's long-lived worker groups
 (collective_worker.py) and sums what they report: used by `make fuzz`
 (test_collective_sequences.py) and by `make test`
-(tests/python/test_collective_fuzz.py)."""
+(tests/python/distributed/test_collective_fuzz.py)."""
 
 import json
 import os

@@ -26,9 +26,14 @@ def worker_env(**extra: str) -> dict[str, str]:
 
 
 def worker_path(worker) -> Path:
-    """A worker by name (tests/python/workers/<name>.py) or by path."""
+    """A worker by name (tests/python/workers/<area>/<name>.py; names are
+    unique across areas) or by path."""
     path = Path(worker)
-    return path if path.suffix == ".py" else WORKERS / f"{worker}.py"
+    if path.suffix == ".py":
+        return path
+    found = list(WORKERS.glob(f"*/{worker}.py"))
+    assert len(found) == 1, f"worker {worker!r}: {found or 'no such file'} under {WORKERS}"
+    return found[0]
 
 
 def run_python(

@@ -10,7 +10,7 @@ from helpers.processes import run_ok
 
 from torch_neuronx import settings
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 # How the code reads a variable: Python and the C++ core and HAL.
 PY_READS = (

@@ -9,7 +9,7 @@ import pytest
 from helpers.dist_launch import assert_all_ok, launch
 
 LIBRARY = (
-    pathlib.Path(__file__).resolve().parents[2] / "build" / "cmake" / "tests" / "cpp" / "libneuron_test_collective.so"
+    pathlib.Path(__file__).resolve().parents[3] / "build" / "cmake" / "tests" / "cpp" / "libneuron_test_collective.so"
 )
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-RUN_SOAK = Path(__file__).resolve().parents[1] / "soak" / "run_soak.py"
+RUN_SOAK = Path(__file__).resolve().parents[2] / "soak" / "run_soak.py"
 
 
 def test_the_soak_at_a_tenth_of_its_steps_passes():

@@ -5,7 +5,7 @@ import pathlib
 import re
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 def sources(folder: str, *suffixes: str):
@@ -30,6 +30,20 @@ def test_only_bindings_include_python():
         )
     ]
     assert not bad, f"only csrc/bindings may include Python or pybind11: {bad}"
+
+
+def test_folders_stay_small():
+    # About 15 files to a folder (a README aside): past that, split by concept.
+    roots = ("csrc", "hal", "torch_neuronx", "tests", "benchmarks", "examples", "tools", "docs")
+    big = {}
+    for root in roots:
+        for folder in [ROOT / root, *(ROOT / root).rglob("*")]:
+            if not folder.is_dir() or "__pycache__" in folder.parts or "build" in folder.parts:
+                continue
+            files = [f for f in folder.iterdir() if f.is_file() and f.name != "README.md" and f.suffix != ".so"]
+            if len(files) > 15:
+                big[str(folder.relative_to(ROOT))] = len(files)
+    assert not big, f"folders over about 15 files; split them by concept: {big}"
 
 
 def test_files_stay_small():

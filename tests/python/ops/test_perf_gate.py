@@ -1,7 +1,7 @@
 """The one loose performance gate (decision 12): small eager ops on neuron may
 cost at most 1.5x the same ops on the CPU. It catches a silent fall back to a
 slow path (the copying fallback costs 2-5x); it is not the benchmark
-(benchmarks/eager_overhead.py measures against the 1.15 target).
+(benchmarks/device/eager_overhead.py measures against the 1.15 target).
 
 Each side keeps the best of several medians, and a ratio over the gate is
 measured again (twice at most), so a noisy neighbour on the machine does not

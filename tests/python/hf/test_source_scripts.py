@@ -15,8 +15,8 @@ import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-SOURCES = pathlib.Path(__file__).parent / "source_scripts"
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+SOURCES = pathlib.Path(__file__).parents[1] / "source_scripts"
 BRIEF = ROOT.parent / "shared" / "docs" / "mission.md"
 
 # Each entry: a line of the source's text -> the lines the example has in its place.

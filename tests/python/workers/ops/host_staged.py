@@ -6,11 +6,12 @@ collective must then go through staged copies (test_host_access_off.py)."""
 import os
 import runpy
 import sys
-from pathlib import Path
+
+from helpers.processes import worker_path
 
 os.environ["TORCH_NEURONX_EMU_HOST_ADDRESSABLE"] = "0"
 os.environ.setdefault("TORCH_NEURONX_FALLBACK_WARN", "0")
-worker = Path(__file__).with_name(f"{sys.argv[1]}.py")
+worker = worker_path(sys.argv[1])
 sys.argv = [str(worker), *sys.argv[2:]]
 runpy.run_path(str(worker), run_name="__main__")
 

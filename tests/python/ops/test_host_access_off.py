@@ -15,7 +15,7 @@ import sys
 from helpers.dist_launch import assert_all_ok, launch
 from helpers.processes import run_ok, scrubbed_env
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 # Ops every model uses, with their backward rows.
 FAST_SUBSET = (
     "add,mul,sub,div,matmul,mm,bmm,addmm,sum,mean,softmax,log_softmax,nn.functional.gelu,"
