@@ -29,12 +29,12 @@ REPEATS = 50
 BYTES = r"""
 import sys, torch, torch_neuronx
 n = int(sys.argv[1])
-torch.empty(8, device="neuron").fill_(1.0)  # the runtime started, the allocator warm
+torch.empty(8, device="neuron").fill_(1.0)  # the runtime started
+kept = []
 for _ in range(n):
-    t = torch.empty(1 << 20, device="neuron")  # a fresh block each time: cached blocks are freed below
+    t = torch.empty(1 << 19, device="neuron")  # 2 MiB, kept: a new segment from the driver each time
     t.fill_(2.0)
-    del t
-    torch.neuron.empty_cache()
+    kept.append(t)
 """
 
 ALL_REDUCE = r"""
@@ -97,12 +97,13 @@ def per_file(path: Path) -> dict[str, int]:
 
 
 def _project_file(name: str) -> str | None:
-    path = os.path.normpath(name)
-    for top in ("csrc", "hal"):
-        marker = f"{os.sep}{top}{os.sep}"
-        if marker in path and str(ROOT) in path:
-            return path[path.index(marker) + 1 :]
-    return None
+    """`name` relative to the checkout when it is a source of csrc/ or hal/
+    (not a header of torch's under .venv, whose path also has a csrc/)."""
+    try:
+        rel = Path(os.path.normpath(name)).relative_to(ROOT)
+    except ValueError:
+        return None
+    return str(rel) if rel.parts[0] in ("csrc", "hal") else None
 
 
 def walk(name: str, script: str, ranks: int) -> list[str]:

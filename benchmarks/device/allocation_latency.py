@@ -1,9 +1,10 @@
 """Allocation latency: torch.empty on neuron (the caching allocator, steady
 state) against torch.empty on the CPU (its default allocator), in one run.
 
-Run: .venv/bin/python benchmarks/allocation_latency.py
+Run: .venv/bin/python benchmarks/device/allocation_latency.py
 """
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 from _figures import Table, report
 from _timing import fmt_bytes, median_seconds

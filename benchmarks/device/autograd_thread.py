@@ -5,13 +5,14 @@ CPU. Each setting runs in its own process with OMP_NUM_THREADS=2, which times
 the CPU and neuron models in alternating rounds (so the VM's drifting speed
 hits both alike); the medians of 12 rounds.
 
-Run: .venv/bin/python benchmarks/autograd_thread.py
+Run: .venv/bin/python benchmarks/device/autograd_thread.py
 """
 
 import os
 import subprocess
 import sys
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
 
 WORKER = r"""

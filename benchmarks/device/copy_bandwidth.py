@@ -1,12 +1,13 @@
 """Host-to-device and device-to-host copy bandwidth on the emulator, against a
 plain host memcpy (ctypes.memmove) of the same size, in one run.
 
-Run: .venv/bin/python benchmarks/copy_bandwidth.py
+Run: .venv/bin/python benchmarks/device/copy_bandwidth.py
 """
 
 import ctypes
 import os
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 from _figures import Table, report
 from _timing import fmt_bytes, median_seconds

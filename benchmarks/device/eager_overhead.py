@@ -7,12 +7,13 @@ Tiny Llama (from a config, random weights): a forward at batch 1 x 128 tokens
 and one decode step with the KV cache, median time ratio neuron / CPU
 (target <= 1.10).
 
-Run: .venv/bin/python benchmarks/eager_overhead.py
+Run: .venv/bin/python benchmarks/device/eager_overhead.py
 """
 
 import statistics
 import time
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 import torch.nn.functional as F
 from _figures import Table, report

@@ -11,7 +11,7 @@ runs): it includes the free and the Python loop, but start-up differs from run
 to run by more than the per-op signal at times (one run gave the CPU a
 negative count), so read it only beside a repeat.
 
-Run: .venv/bin/python benchmarks/op_instructions.py [--whole-process]
+Run: .venv/bin/python benchmarks/device/op_instructions.py [--whole-process]
 """
 
 import os
@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
 
 N = 2200

@@ -4,13 +4,14 @@ torch.profiler, with the neuron device tracks (ProfilerActivity.PrivateUse1:
 the trace buffer, flows, the estimated track at stop) and in strict mode
 (warn: the C++ hook installed). Ratios against neuron as is, in one run.
 
-Run: .venv/bin/python benchmarks/profiler_overhead.py
+Run: .venv/bin/python benchmarks/device/profiler_overhead.py
 """
 
 import contextlib
 import statistics
 import time
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 from _figures import Table, report
 from torch.profiler import ProfilerActivity, profile

@@ -4,7 +4,7 @@ small host-to-device copy, an event record+query, a 1 MiB host-to-device copy,
 and ten queued 1 MiB device-to-device copies then a synchronize, each mode
 in its own process (the mode is read at start-up).
 
-Run: .venv/bin/python benchmarks/stream_modes.py
+Run: .venv/bin/python benchmarks/device/stream_modes.py
 """
 
 import json
@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
 
 CHILD = r"""
@@ -40,7 +41,7 @@ MEASURES = {
 
 def run(mode: str) -> dict:
     env = dict(os.environ, TORCH_NEURONX_EMU_QUEUE=mode, TORCH_NEURONX_FALLBACK_WARN="0")
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # benchmarks/: _timing
     proc = subprocess.run([sys.executable, "-c", CHILD, here], env=env, capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -5,11 +5,12 @@ against the CPU wrapper's (issue 23): allocating a buffer
 per-graph wait for producers (`_C._before_host_kernels`). Best of repeated
 timeit runs, in ns per call.
 
-Run: .venv/bin/python benchmarks/wrapper_calls.py
+Run: .venv/bin/python benchmarks/device/wrapper_calls.py
 """
 
 import timeit
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 import torch_neuronx._C as C
 from _figures import Table, report

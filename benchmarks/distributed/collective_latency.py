@@ -7,11 +7,12 @@ backend's per-call work, no meeting), the asynchronous forms waited for at
 once (async_op=True; the functional collectives compiled graphs call; the
 functional API's Python wrapper), all against the neuron backend.
 
-Run: .venv/bin/python benchmarks/collective_latency.py
+Run: .venv/bin/python benchmarks/distributed/collective_latency.py
 """
 
 import json
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
 from _ranks import run_ranks
 

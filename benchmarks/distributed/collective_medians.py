@@ -4,9 +4,9 @@ for comparing two builds side by side: it starts its two ranks with the
 interpreter and flags it was started with, so a build installed elsewhere is
 measured the same way.
 
-Run: .venv/bin/python benchmarks/collective_medians.py
+Run: .venv/bin/python benchmarks/distributed/collective_medians.py
      (another build: PYTHONPATH=<its site dir>:.venv/lib/python3.11/site-packages \
-      .venv/bin/python -S benchmarks/collective_medians.py)
+      .venv/bin/python -S benchmarks/distributed/collective_medians.py)
 """
 
 import datetime
@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import ROOT, Table, command, report
 
 SIZES = (8, 256 << 10, 2 << 20)

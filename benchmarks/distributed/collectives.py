@@ -12,12 +12,13 @@ over 64 KiB per rank) and through its shared-memory slots
 (one meeting of the ranks, a barrier's exchange of cache lines, through the
 backend's own call path without c10d's Python layer) and each rank's memcpy of the same bytes (a CPU tensor copy_).
 
-Run: .venv/bin/python benchmarks/collectives.py [--worlds 2 4] [--max-mib 64]
+Run: .venv/bin/python benchmarks/distributed/collectives.py [--worlds 2 4] [--max-mib 64]
 """
 
 import argparse
 import json
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
 from _ranks import run_ranks
 

@@ -20,7 +20,7 @@ Contracts:
   both runs, so a graph is compiled once, not once per rank.
 - Exit status 0 only if every run finished and the losses compare.
 
-Run: .venv/bin/python benchmarks/scale_sft.py [--grid 4x8] [--ref 2x1]
+Run: .venv/bin/python benchmarks/distributed/scale_sft.py [--grid 4x8] [--ref 2x1]
      [--compile true|false] [--max-steps 4] [--global-batch 8]
      [--grid 1x1 --ref none]   (one process: its private memory alone)
 """
@@ -36,12 +36,12 @@ import threading
 import time
 from pathlib import Path
 
-import _paths  # noqa: F401  (repository root on sys.path)
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
 
 from examples import build_artifacts
 
-ROOT = _paths.ROOT
+ROOT = _shared.ROOT
 OUT = ROOT / "build" / "scale"
 ARTIFACTS = ROOT / "build" / "artifacts"
 LOSS = re.compile(r"'loss': '?([0-9.eE+-]+)'?")

@@ -1,5 +1,5 @@
 """How the cost grows with the world size on this one host (issue 23): the
-allreduce of benchmarks/collectives.py at 8 B, 1 MiB and 16 MiB, and the time
+allreduce of benchmarks/distributed/collectives.py at 8 B, 1 MiB and 16 MiB, and the time
 of one FSDP2 training step of the same MLP, at world 2, 4 and 8, neuron beside
 gloo (CPU tensors) in the same processes. The machine has 2 cores: at world 4
 and 8 the ranks are oversubscribed (1 thread each), so time grows with the
@@ -8,13 +8,14 @@ world size even where a real fleet's would not; the table shows how much.
 The FSDP2 model: 4 layers of Linear(1024, 1024) + GELU, fully_shard per layer
 and at the root, fp32, batch 8 per rank, SGD; median of 8 steps after 2.
 
-Run: .venv/bin/python benchmarks/scaling.py [--worlds 2 4 8]
+Run: .venv/bin/python benchmarks/distributed/scaling.py [--worlds 2 4 8]
 """
 
 import argparse
 import json
 import os
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
 from _ranks import run_ranks
 from collectives import bus_bandwidth, run_world
@@ -88,9 +89,9 @@ def main() -> None:
             "FSDP2 step gloo ms",
             "FSDP2 step gloo/neuron",
         ],
-        note="Against gloo (CPU tensors) in the same processes: benchmarks/collectives.py's allreduce, and one FSDP2 "
-        "step of 4 x Linear(1024, 1024) + GELU, batch 8 per rank, SGD (median of 8 steps after 2, slowest rank). "
-        "Above one rank per core the ranks are oversubscribed.",
+        note="Against gloo (CPU tensors) in the same processes: benchmarks/distributed/collectives.py's allreduce, "
+        "and one FSDP2 step of 4 x Linear(1024, 1024) + GELU, batch 8 per rank, SGD (median of 8 steps after 2, "
+        "slowest rank). Above one rank per core the ranks are oversubscribed.",
     )
     for world in args.worlds:
         rows = run_world(world, SIZES)

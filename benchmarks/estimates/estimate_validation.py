@@ -11,13 +11,13 @@ figure calls roofline_s for AWS's NKI matmul tutorial shapes. No real model
 runs; the constants were fixed before any ratio was seen (decisions.md 19).
 docs/estimates.md holds the table and what the ratios say.
 
-    .venv/bin/python benchmarks/estimate_validation.py   (under a second)
+    .venv/bin/python benchmarks/estimates/estimate_validation.py   (under a second)
 """
 
 import sys
 from dataclasses import dataclass
 
-import _paths  # noqa: F401  (the repository root on sys.path)
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
 
 from torch_neuronx import trainium

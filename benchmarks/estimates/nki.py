@@ -4,12 +4,12 @@ call, ratio NKI / eager (issue 20 target <= 3), and the kernel's Trainium
 estimate. Inputs are neuron tensors; each kernel's first call (its trace) is
 in the warm-up.
 
-Run: .venv/bin/python benchmarks/nki.py
+Run: .venv/bin/python benchmarks/estimates/nki.py
 """
 
 import importlib
 
-import _paths  # noqa: F401  (the repository root on sys.path)
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 import torch.nn.functional as F
 from _figures import Table, report

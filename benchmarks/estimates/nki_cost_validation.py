@@ -6,13 +6,13 @@ records its estimate without computing anything. Prints one row per figure:
 published value, estimate, ratio (estimate / published). docs/nki.md holds the
 table and the sources.
 
-    .venv/bin/python benchmarks/nki_cost_validation.py   (about 10 minutes on 2 cores)
+    .venv/bin/python benchmarks/estimates/nki_cost_validation.py   (about 10 minutes on 2 cores)
 """
 
 import os
 import sys
 
-import _paths  # noqa: F401  (the repository root on sys.path)
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 from _figures import Table, report
 

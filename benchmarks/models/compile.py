@@ -16,16 +16,17 @@ Llama built from a config (random weights):
 Targets (issue 5): neuron compiled >= 1.0x CPU with Inductor (0.95x counts as
 parity, decisions.md 16) and >= 1.5x neuron eager for decode.
 
-Run: .venv/bin/python benchmarks/compile.py
+Run: .venv/bin/python benchmarks/models/compile.py
 """
 
 import os
 import tempfile
 import time
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
+
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="neuron_bench_inductor_"))
 
-import _paths  # noqa: F401  (tests/python on sys.path, for helpers.tiny_models)
 import torch
 from _figures import Table, report
 from _timing import median_seconds

@@ -1,11 +1,11 @@
 """Compiled decode on neuron against CPU Inductor, each case in its own
-process (issue 23: benchmarks/compile.py times them in one process, where the
-CPU case came out ahead in either order). benchmarks/compile.py's decode at
+process (issue 23: benchmarks/models/compile.py times them in one process, where the
+CPU case came out ahead in either order). benchmarks/models/compile.py's decode at
 hidden 128 and 256, one compiled case per process, ROUNDS processes per case
 in alternating order; the median of each case's processes. Both share one
 Inductor cache (compile time is not measured here).
 
-Run: .venv/bin/python benchmarks/compiled_decode_processes.py
+Run: .venv/bin/python benchmarks/models/compiled_decode_processes.py
 """
 
 import json
@@ -16,6 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
 
 ROUNDS = 4
@@ -60,7 +61,7 @@ def main() -> None:
             "neuron/CPU",
         ],
         note="Against CPU Inductor, each case in its own process in alternating order "
-        "(benchmarks/compile.py's decode, best of 3 rounds per process); both share one Inductor cache.",
+        "(benchmarks/models/compile.py's decode, best of 3 rounds per process); both share one Inductor cache.",
     )
     for i, size in enumerate(DECODE_SIZES):
         n, c = ([run[i] for run in runs[d]] for d in ("neuron", "cpu"))

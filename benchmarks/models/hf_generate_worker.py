@@ -1,8 +1,8 @@
 """One configuration of the demo's generation (examples/demo_generate.py's
 prompts and GenerationConfig), timed; prints one `RESULT {json}` line.
 
-  torchrun --nproc_per_node=2 benchmarks/hf_generate_worker.py MODEL --tp --compiled   # TP over the processes
-  python benchmarks/hf_generate_worker.py MODEL --device neuron|cpu [--compiled]        # one device
+  torchrun --nproc_per_node=2 benchmarks/models/hf_generate_worker.py MODEL --tp --compiled   # TP over the processes
+  python benchmarks/models/hf_generate_worker.py MODEL --device neuron|cpu [--compiled]        # one device
 
 --compiled compiles decode as the demo does (CompileConfig backend "neuron";
 Inductor's own backend for the CPU); without it, generation is eager.
@@ -17,7 +17,7 @@ import json
 import statistics
 import time
 
-import _paths  # noqa: F401  (the repository root on sys.path, for `examples`)
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 
 import torch_neuronx

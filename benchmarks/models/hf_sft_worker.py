@@ -4,8 +4,8 @@ on one device or, under torchrun, FSDP over every process through
 `DistributedConfig(fsdp_size=...)` as examples/sft_neuron_example.py does.
 Prints one `RESULT {json}` line.
 
-  python benchmarks/hf_sft_worker.py MODEL DATASET OUT --device neuron|cpu [--compiled]
-  torchrun --nproc_per_node=2 benchmarks/hf_sft_worker.py MODEL DATASET OUT [--compiled]
+  python benchmarks/models/hf_sft_worker.py MODEL DATASET OUT --device neuron|cpu [--compiled]
+  torchrun --nproc_per_node=2 benchmarks/models/hf_sft_worker.py MODEL DATASET OUT [--compiled]
 
 The first WARMUP steps (compilation, allocator warm-up) are not timed.
 """
@@ -15,6 +15,7 @@ import json
 import os
 import time
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 from transformers import TrainerCallback
 

@@ -9,15 +9,15 @@
   process, neuron 2 processes with FSDP (DistributedConfig(fsdp_size=2)),
   CPU; eager and with --torch_compile.
 
-Each configuration runs in its own process (benchmarks/hf_generate_worker.py,
-benchmarks/hf_sft_worker.py). One-process runs use both cores
+Each configuration runs in its own process (benchmarks/models/hf_generate_worker.py,
+benchmarks/models/hf_sft_worker.py). One-process runs use both cores
 (OMP_NUM_THREADS=2); torchrun runs use one thread per process (decision 10),
 so both use the whole 2-core machine. Ratios are against CPU eager.
 
 - the same generation with a model of hidden size 1024 (built once as
   build/artifacts/qwen3-h1024): TP=2 against one process of 1 and 2 threads.
 
-Run: .venv/bin/python benchmarks/hf_workloads.py [--wide-only [HIDDEN]]
+Run: .venv/bin/python benchmarks/models/hf_workloads.py [--wide-only [HIDDEN]]
      (--wide-only reports as hf_workloads_wide: a section of its own in docs/figures.md)
 """
 
@@ -27,16 +27,17 @@ import subprocess
 import sys
 import tempfile
 
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 from _figures import Table, report
-from _paths import ROOT
+from _shared import ROOT
 
-HERE = ROOT / "benchmarks"
+HERE = ROOT / "benchmarks" / "models"
 GENERATE_NOTE = (
-    "Each configuration in its own process (benchmarks/hf_generate_worker.py): the median of 9 generate calls "
+    "Each configuration in its own process (benchmarks/models/hf_generate_worker.py): the median of 9 generate calls "
     "after one; one-process runs with 2 threads unless named, torchrun ranks with 1 thread each."
 )
 SFT_NOTE = (
-    "Each configuration in its own process (benchmarks/hf_sft_worker.py): 15 steps, the first 3 not timed; "
+    "Each configuration in its own process (benchmarks/models/hf_sft_worker.py): 15 steps, the first 3 not timed; "
     "one-process runs with 2 threads, torchrun ranks with 1 thread each."
 )
 

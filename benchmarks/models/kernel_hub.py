@@ -13,14 +13,14 @@ The un-kernelized baseline uses Transformers' default attention ("sdpa"),
 which the roofline counts as one fused op at its bound; the ViT layer is
 also shown against eager attention (matmul, softmax, matmul as separate ops).
 
-Run: .venv/bin/python benchmarks/kernel_hub.py  (not kernels.py: the script folder comes first on
+Run: .venv/bin/python benchmarks/models/kernel_hub.py  (not kernels.py: the script folder comes first on
 sys.path, and a kernels.py there would hide the `kernels` library)
 """
 
 import copy
 import os
 
-import _paths  # noqa: F401  (the repository root on sys.path)
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 from _figures import Table, report
 from _timing import median_seconds
@@ -29,7 +29,7 @@ import torch_neuronx  # noqa: F401
 from torch_neuronx import kernel_builder
 from torch_neuronx.estimation.step import TrainiumEstimate
 
-REPOS = _paths.ROOT / "examples" / "kernel-repos"
+REPOS = _shared.ROOT / "examples" / "kernel-repos"
 ORG = "torch-neuronx"
 ATTENTION = f"{ORG}/attention-nki"
 

@@ -1,19 +1,19 @@
 """Where a TP rank's time goes in the demo's generation (eager): torch.profiler
 over one generate on rank 0, top ops by self CPU time. Runs under torchrun with
 one thread per rank; the model is build/artifacts/qwen3-h<HIDDEN>
-(benchmarks/hf_workloads.py --wide-only HIDDEN builds it).
+(benchmarks/models/hf_workloads.py --wide-only HIDDEN builds it).
 
 Run: OMP_NUM_THREADS=1 .venv/bin/torchrun --standalone --nproc_per_node 2 \\
-       benchmarks/tp_generate_profile.py [HIDDEN]
+       benchmarks/models/tp_generate_profile.py [HIDDEN]
 """
 
 import sys
 import time
 
-import _paths  # noqa: F401  (the repository root on sys.path, for `examples`)
+import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
 from _figures import Table, command, report
-from _paths import ROOT
+from _shared import ROOT
 
 import torch_neuronx  # noqa: F401
 from examples.demo_generate import NEW_TOKENS, load_tp_model, make_generation_config, make_inputs
