@@ -7,7 +7,7 @@
 #include <ATen/native/CPUFallback.h>
 
 #include "dispatch/NeuronArgumentChecks.h"
-#include "dispatch/NeuronOpTracking.h"
+#include "profiler/NeuronOpTracking.h"
 #include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {

@@ -44,9 +44,9 @@
 #include "dispatch/NeuronArgumentChecks.h"
 #include "dispatch/NeuronCopyingFallback.h"
 #include "dispatch/NeuronObserveArguments.h"
-#include "dispatch/NeuronOpTracking.h"
 #include "dispatch/NeuronOutputScope.h"
 #include "dispatch/NeuronSparseMembers.h"
+#include "profiler/NeuronOpTracking.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHostAccess.h"
 

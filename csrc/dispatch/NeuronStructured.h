@@ -27,7 +27,7 @@
 
 #include "dispatch/NeuronArgumentChecks.h"
 #include "dispatch/NeuronHostDispatch.h"
-#include "dispatch/NeuronOpTracking.h"
+#include "profiler/NeuronOpTracking.h"
 #include "runtime/NeuronHostAccess.h"
 
 namespace torch_neuronx {

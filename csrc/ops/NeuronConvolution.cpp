@@ -8,7 +8,7 @@
 #include <torch/library.h>
 
 #include "dispatch/NeuronHostDispatch.h"
-#include "dispatch/NeuronOpTracking.h"
+#include "profiler/NeuronOpTracking.h"
 
 namespace torch_neuronx {
 namespace {

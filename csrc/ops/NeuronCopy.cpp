@@ -14,8 +14,8 @@
 #include <ATen/ops/resize.h>
 #include <torch/library.h>
 
-#include "dispatch/NeuronOpTracking.h"
 #include "memory/NeuronHostAllocator.h"
+#include "profiler/NeuronOpTracking.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronHostAccess.h"
 #include "runtime/NeuronStream.h"

@@ -18,9 +18,9 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
-#include "dispatch/NeuronOpTracking.h"
 #include "memory/NeuronCachingAllocator.h"
 #include "memory/NeuronStorage.h"
+#include "profiler/NeuronOpTracking.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronHal.h"
 #include "runtime/NeuronHostAccess.h"

@@ -18,7 +18,7 @@
 #include <cmath>
 #include <limits>
 
-#include "dispatch/NeuronOpTracking.h"
+#include "profiler/NeuronOpTracking.h"
 #include "runtime/NeuronGenerator.h"
 #include "runtime/NeuronHostAccess.h"
 

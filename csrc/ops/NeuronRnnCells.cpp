@@ -25,7 +25,7 @@
 #include <optional>
 #include <tuple>
 
-#include "dispatch/NeuronOpTracking.h"
+#include "profiler/NeuronOpTracking.h"
 
 namespace torch_neuronx {
 namespace {

@@ -1,4 +1,4 @@
-#include "dispatch/NeuronOpTracking.h"
+#include "profiler/NeuronOpTracking.h"
 
 #include <c10/util/Exception.h>
 
