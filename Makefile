@@ -3,10 +3,11 @@
 # with the exact pins of requirements.lock, and the C++ build (CMake, driven
 # by pip against the installed torch).
 #
-# Test budget on 2 cores (decisions.md 11: about 25 minutes in all; CI's clean checkout 19m48s, a second clone beside other work 36):
-#   C++ tier (ctest)      < 1 minute
-#   C++ tier under ASan + UBSan: its build (5-7.5 minutes cold, about 1 warm) and 5 s of tests
-#   Python tier (pytest)  about 20 minutes (16-20 measured; cold compiles and torchrun scripts are most of it)
+# Test budget on 2 cores: `make test` within 20 minutes from a fresh clone,
+# set-up included (the README holds the measured times). Format check:
+# seconds; C++ tier: under a minute; Python tier: the rest; the C++ tier under
+# ASan + UBSan: its build (minutes from a cold ccache, about one warm) and
+# seconds of tests.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -21,7 +22,7 @@ PY_FOLDERS := $(shell find torch_neuronx -type d -not -name __pycache__)
 
 export OMP_NUM_THREADS ?= 2
 
-.PHONY: all build format format-check test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench figures sweep scale sanitize fuzz soak kernel-repos system-deps clean
+.PHONY: all build format format-check walks test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench figures sweep scale sanitize fuzz soak kernel-repos system-deps clean
 
 all: build
 
@@ -70,22 +71,27 @@ device-demo: build
 	$(PY) examples/device_demo.py
 
 bench: build
-	$(PY) benchmarks/copy_bandwidth.py
-	$(PY) benchmarks/allocation_latency.py
-	$(PY) benchmarks/stream_modes.py
-	$(PY) benchmarks/eager_overhead.py
-	$(PY) benchmarks/autograd_thread.py
-	$(PY) benchmarks/collectives.py
-	$(PY) benchmarks/collective_latency.py
-	$(PY) benchmarks/scaling.py
-	$(PY) benchmarks/compile.py
-	$(PY) benchmarks/compiled_decode_processes.py
-	$(PY) benchmarks/wrapper_calls.py
-	$(PY) benchmarks/hf_workloads.py
-	$(PY) benchmarks/nki.py
-	$(PY) benchmarks/kernel_hub.py
-	$(PY) benchmarks/estimate_validation.py
-	$(PY) benchmarks/profiler_overhead.py
+	$(PY) benchmarks/device/copy_bandwidth.py
+	$(PY) benchmarks/device/allocation_latency.py
+	$(PY) benchmarks/device/stream_modes.py
+	$(PY) benchmarks/device/eager_overhead.py
+	$(PY) benchmarks/device/autograd_thread.py
+	$(PY) benchmarks/distributed/collectives.py
+	$(PY) benchmarks/distributed/collective_latency.py
+	$(PY) benchmarks/distributed/scaling.py
+	$(PY) benchmarks/models/compile.py
+	$(PY) benchmarks/models/compiled_decode_processes.py
+	$(PY) benchmarks/device/wrapper_calls.py
+	$(PY) benchmarks/models/hf_workloads.py
+	$(PY) benchmarks/estimates/nki.py
+	$(PY) benchmarks/models/kernel_hub.py
+	$(PY) benchmarks/estimates/estimate_validation.py
+	$(PY) benchmarks/device/profiler_overhead.py
+	$(PY) benchmarks/render_figures.py
+
+# The files the two walks of docs/architecture.md run (callgrind; a few minutes).
+walks: build
+	$(PY) tools/walks.py
 	$(PY) benchmarks/render_figures.py
 
 # docs/figures.md from the JSON the benchmarks write in build/bench (each
@@ -94,7 +100,7 @@ figures: $(DEPS_STAMP)
 	$(PY) benchmarks/render_figures.py
 
 # The C++ tier under sanitizers, each in a build tree of its own
-# (docs/reliability.md). test-cpp-asan (part of `make test`):
+# (docs/develop.md). test-cpp-asan (part of `make test`):
 # AddressSanitizer + UndefinedBehaviorSanitizer, any report fatal.
 # test-cpp-tsan (`make sanitize` only): ThreadSanitizer with every emulator
 # stream on its worker thread; tests/sanitizers/tsan.supp lists what is
@@ -126,16 +132,16 @@ ASAN_PRELOAD = $(shell gcc -print-file-name=libasan.so):$(CURDIR)/build/asan/hal
 test-python-asan: test-cpp-asan build
 	set -o pipefail && LD_PRELOAD=$(ASAN_PRELOAD) ASAN_OPTIONS=detect_leaks=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(abspath tests/sanitizers/asan_python.supp) \
-	  $(PY) -m pytest -q -p no:cacheprovider tests/python/test_opinfo_sweep.py tests/python/test_tiny_llama.py \
-	    "tests/python/test_compile.py::test_compiled_mlp_forward_and_backward_equal_eager_with_generated_cpp_kernels" \
-	    tests/python/test_distributed_collectives.py tests/python/test_distributed_faults.py \
-	    tests/python/test_collective_fuzz.py tests/python/test_streams.py | tee build/sanitize/python-asan.log
+	  $(PY) -m pytest -q -p no:cacheprovider tests/python/ops/test_opinfo_sweep.py tests/python/ops/test_tiny_llama.py \
+	    "tests/python/compile/test_compile.py::test_compiled_mlp_forward_and_backward_equal_eager_with_generated_cpp_kernels" \
+	    tests/python/distributed/test_distributed_collectives.py tests/python/distributed/test_distributed_faults.py \
+	    tests/python/distributed/test_collective_fuzz.py tests/python/device/test_streams.py | tee build/sanitize/python-asan.log
 
 # The three tiers, then their results into build/bench/sanitize.json (make figures).
 sanitize: test-cpp-asan test-cpp-tsan test-python-asan
 	$(PY) tools/sanitize_report.py
 
-# Differential fuzzing (docs/reliability.md): 10,000 random programs of
+# Differential fuzzing (docs/develop.md): 10,000 random programs of
 # tensor operations on the CPU and on neuron, and 5,000 random sequences of
 # collectives per world size (2 and 3 ranks) against gloo; then 2,000
 # programs and 1,000 sequences per world size with every emulator stream on a
@@ -148,7 +154,7 @@ fuzz: build
 	FUZZ_PROGRAMS=$$(( $(FUZZ_PROGRAMS) / 5 )) FUZZ_SEQUENCES=$$(( $(FUZZ_SEQUENCES) / 5 )) TORCH_NEURONX_EMU_QUEUE=thread \
 	  $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
-# The soak (docs/reliability.md): a compiled bf16-autocast tiny Llama trained
+# The soak (docs/develop.md): a compiled bf16-autocast tiny Llama trained
 # with AdamW for 2,000 steps, 2,000 generate calls, and 2-rank FSDP2 training
 # for 500 steps, each checked for a steady device memory, a bounded resident
 # set and no leaked descriptor, thread or /dev/shm segment. A few minutes.
@@ -162,10 +168,10 @@ kernel-repos: build
 
 # The source's SFT grid (TP 4 x FSDP 8, 32 processes on 8 emulated Trainium2
 # chips) beside a 2-process run with the same global batch: losses compared,
-# wall time and peak memory per process (docs/performance.md, "Scale"). Not in
+# wall time and peak memory per process (docs/figures.md). Not in
 # `make test`: it needs about 19 GiB of free RAM and 6-7 minutes on 2 cores.
 scale: build
-	$(PY) benchmarks/scale_sft.py
+	$(PY) benchmarks/distributed/scale_sft.py
 	$(PY) benchmarks/render_figures.py
 
 sweep: build

@@ -7,10 +7,10 @@ no machine here reaches a model hub:
   (Qwen3- and Llama-style) saved as ordinary model directories with that
   tokenizer;
 - `<out>/qwen3-tiny-kv4`: qwen3-tiny with 4 KV heads (one per attention
-  head), so TP=4 shards whole heads (`make scale`, the source's TP 4 x FSDP 8
+  head), so TP=4 shards whole heads (`make scale`, the announcement's TP 4 x FSDP 8
   grid); qwen3-tiny's 2 KV heads shard at most over TP=2;
 - `<out>/qwen-image21-tiny`: a small random-weight Qwen-Image 2.1
-  text-to-image pipeline (diffusers; the source's Diffusers script's) whose
+  text-to-image pipeline (diffusers; the announcement's Diffusers script's) whose
   transformer has a tensor-parallel plan, with a Qwen3-VL processor built on
   that tokenizer (examples/build_qwen_image21_pipeline.py);
 - `<out>/flux-tiny`: a small random-weight FLUX.1 pipeline (CLIP and T5 text

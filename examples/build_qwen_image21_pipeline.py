@@ -1,6 +1,6 @@
 """Builds a tiny random-weight Qwen-Image 2.1 text-to-image pipeline, saved as an
 ordinary diffusers directory (`QwenImage21Pipeline.from_pretrained(path)` loads
-it): the pipeline the source's Diffusers script runs, whose `encode_prompt`
+it): the pipeline the announcement's Diffusers script runs, whose `encode_prompt`
 returns (embeds, mask, image-pad mask).
 
 Components: a Qwen3-VL text encoder; a `Qwen3VLProcessor` (the project's local

@@ -4,23 +4,23 @@ unchanged on 2 emulated NeuronCores.
 1. Builds the local artifacts (examples/build_artifacts.py): a tokenizer with
    a chat template, a tiny random-weight Qwen3-style model and a chat dataset
    of short questions and answers.
-2. Fine-tunes the model with TRL's SFTTrainer: the source's script
+2. Fine-tunes the model with TRL's SFTTrainer: the announcement's script
    (examples/sft_neuron_example.py) under `torchrun --nproc_per_node=2` with
    TP_SIZE x FSDP_SIZE = 1 x 2, bf16, wrapped packing and --torch_compile true.
    The source's flags (lr 2e-5, packing to 2048, accumulation 4) show no
    learning on a tiny model in minutes, so they are scaled: lr 3e-3, packing to
-   128 tokens, no accumulation, one epoch.
+   128 tokens, no accumulation, 3 epochs.
 3. Saves the checkpoint (a plain Transformers checkpoint) and generates
    answers from it with TP=2, static cache, chunked prefill and compiled
    decode (examples/demo_generate.py), printing tokens/s, recompilations and
    CPU fallbacks.
-4. Runs the source's generation script as written (examples/generate_tp.py,
+4. Runs the announcement's generation script as written (examples/generate_tp.py,
    128 new tokens, 512-token prefill chunks) on the checkpoint, TP=2.
-5. Runs the source's Diffusers script as written (examples/diffusers_tp.py)
+5. Runs the announcement's Diffusers script as written (examples/diffusers_tp.py)
    with a tiny Qwen-Image 2.1 pipeline, TP=2 with compiled repeated blocks,
-   at 256x256 in 8 steps (the source's 1024x1024 in 40 steps takes minutes
+   at 256x256 in 8 steps (the announcement's 1024x1024 in 40 steps takes minutes
    here), saving the PNG.
-6. What Trainium would do (docs/strict.md, docs/estimates.md): steps 2 and 3
+6. What Trainium would do (docs/observe.md, docs/estimates.md): steps 2 and 3
    run in strict mode (TORCH_NEURONX_STRICT=warn) and write run records; the
    SFT traces optimizer steps 3-5 (TORCH_NEURONX_TRACE) and the generation
    one generate, as Perfetto traces with an estimated-Trainium2 track. The
@@ -147,10 +147,10 @@ def main() -> None:
         dict(env, TORCH_NEURONX_STRICT="warn", TORCH_NEURONX_REPORT=str(args.out / "generate-strict-rank{rank}.json")),
     )
 
-    section("4. the source's generation script on the checkpoint, TP=2")
+    section("4. the announcement's generation script on the checkpoint, TP=2")
     torchrun(HERE / "generate_tp.py", [], dict(env, MODEL_ID=str(checkpoint)))
 
-    section("5. the source's Diffusers script: Qwen-Image 2.1, TP=2, compiled blocks")
+    section("5. the announcement's Diffusers script: Qwen-Image 2.1, TP=2, compiled blocks")
     png = args.out / "capybara.png"
     start = time.perf_counter()
     torchrun(

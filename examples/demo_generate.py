@@ -5,7 +5,7 @@
 #   torchrun --nproc_per_node=2 examples/demo_generate.py MODEL_DIR [TRACE_PATH]
 # With TRACE_PATH, one more generate runs under torch.profiler: its trace and
 # the tokens/s of its estimated-Trainium2 track.
-# benchmarks/hf_generate_worker.py imports the loader, the inputs and the
+# benchmarks/models/hf_generate_worker.py imports the loader, the inputs and the
 # generation config from here, so the benchmark times this very workload.
 import sys
 import time

@@ -1,6 +1,6 @@
 """A short tour of the neuron device on the embedded NeuronCore emulator.
 
-Run: make demo   (or .venv/bin/python examples/device_demo.py)
+Run: make device-demo   (or .venv/bin/python examples/device_demo.py)
 
 It lists the emulated NeuronCores, trains a tiny MLP on neuron:0 for a few
 steps, overlaps a copy on a side stream with an event, shows an out-of-memory
@@ -82,10 +82,7 @@ def main() -> None:
         f"CPU-fallback runs: {sum(fallbacks.values())} ({len(fallbacks)} ops)"
     )
     top = sorted(fallbacks.items(), key=lambda kv: -kv[1])[:8]
-    print(
-        "most frequent fallbacks (native kernels arrive with the eager issue): "
-        + ", ".join(f"{k} x{v}" for k, v in top)
-    )
+    print("most frequent fallbacks: " + ", ".join(f"{k} x{v}" for k, v in top))
 
 
 if __name__ == "__main__":

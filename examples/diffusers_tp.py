@@ -6,7 +6,7 @@
 # - the mesh spans the launched processes, not a fixed 8;
 # - height/width, steps and the PNG's path come from DIFFUSERS_SIZE,
 #   DIFFUSERS_STEPS and OUT_PNG (defaults: the source's 1024, 40, out.png).
-# tests/python/test_source_scripts.py diffs this file against the source's text.
+# tests/python/hf/test_source_scripts.py diffs this file against the source's text.
 import os
 
 import torch, torch.distributed as dist, torch_neuronx

@@ -6,7 +6,7 @@ that thread does the math, starts a second OpenMP team beside the calling
 thread's, and with more OpenMP threads than cores libgomp throttles its
 spin-wait: every parallel region of a small op then sleeps and wakes (a
 forward and backward of a small MLP took 1.9-2.3x the CPU's time with
-OMP_NUM_THREADS=2; docs/performance.md). So, with the emulator, the backward
+OMP_NUM_THREADS=2). So, with the emulator, the backward
 runs on the thread that calls it, as a CPU tensor's does:
 `torch.autograd.set_multithreading_enabled(False)` on the importing thread
 (a thread-local setting: threads started later keep PyTorch's default).

@@ -2,7 +2,7 @@
 
 The table is the contract: the Python readers parse through `get`, the C++
 readers (the emulator driver, the HAL loader, the core) follow the same rules
-(`tests/python/test_settings.py` holds them to it), `python -m torch_neuronx
+(`tests/python/device/test_settings.py` holds them to it), `python -m torch_neuronx
 info` prints it and `docs/settings.md` is generated from it
 (`python -m torch_neuronx settings --markdown`).
 

@@ -1,5 +1,5 @@
 """Trainium's published numbers, per NeuronCore generation: the one table
-(decisions.md 19) that the NKI limit checks, the NKI cost model and any
+that the NKI limit checks, the NKI cost model and any
 later estimate read. Nothing here is fitted to a measurement; each number
 cites where AWS publishes it.
 

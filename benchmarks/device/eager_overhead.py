@@ -1,7 +1,7 @@
 """Eager op cost on neuron against the CPU, with the copying fallback (every
 argument copied to the CPU and back, the previous design) in the same run.
 
-Small ops: median time per op, ratio neuron / CPU (issue 3 target <= 1.15).
+Small ops: median time per op, ratio neuron / CPU (target <= 1.15).
 Large ops: throughput ratio neuron / CPU (target >= 0.98).
 Tiny Llama (from a config, random weights): a forward at batch 1 x 128 tokens
 and one decode step with the KV cache, median time ratio neuron / CPU

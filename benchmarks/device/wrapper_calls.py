@@ -1,5 +1,5 @@
 """The calls Inductor's generated Python wrapper makes per graph, neuron
-against the CPU wrapper's (issue 23): allocating a buffer
+against the CPU wrapper's allocating a buffer
 (`_C._empty_strided_neuron` against `empty_strided_cpu`, and the generic
 `torch.empty_strided(device="neuron")` the wrapper used before) and the
 per-graph wait for producers (`_C._before_host_kernels`). Best of repeated

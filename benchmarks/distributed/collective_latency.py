@@ -1,4 +1,4 @@
-"""Where the time of a small collective goes (issue 23), at world 2, in the
+"""Where the time of a small collective goes, at world 2, in the
 same two processes: one meeting of the ranks (the floor: a barrier's exchange
 of cache lines, through the backend's call path, `_C._process_group_meet`;
 also 100 meetings per call, without Python between them), dist.all_reduce of

@@ -1,4 +1,4 @@
-"""The source's SFT grid on one host (issue 23, `make scale`): the source's
+"""The TorchNeuron announcement's SFT grid on one host (`make scale`): the announcement's
 `TP_SIZE=4 FSDP_SIZE=8 torchrun --nproc_per_node=32 examples/sft_neuron_example.py`
 (the script unchanged) on 8 emulated Trainium2 chips at LNC=2 (32 logical
 cores, `TORCH_NEURONX_EMU_CHIPS=8`; rank r uses neuron:LOCAL_RANK), and a

@@ -1,4 +1,4 @@
-"""How the cost grows with the world size on this one host (issue 23): the
+"""How the cost grows with the world size on this one host the
 allreduce of benchmarks/distributed/collectives.py at 8 B, 1 MiB and 16 MiB, and the time
 of one FSDP2 training step of the same MLP, at world 2, 4 and 8, neuron beside
 gloo (CPU tensors) in the same processes. The machine has 2 cores: at world 4

@@ -8,7 +8,7 @@ rank's physical cores, each op its own kernel with its fixed DMA cost), and
 estimation.collectives.collective_s for the TP all-reduces and the logits
 all-gather. The collective figures call collective_s directly; the matmul
 figure calls roofline_s for AWS's NKI matmul tutorial shapes. No real model
-runs; the constants were fixed before any ratio was seen (decisions.md 19).
+runs; the constants were fixed before any ratio was seen.
 docs/estimates.md holds the table and what the ratios say.
 
     .venv/bin/python benchmarks/estimates/estimate_validation.py   (under a second)

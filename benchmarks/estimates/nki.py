@@ -1,6 +1,6 @@
 """NKI kernels on the emulator against the same math in eager PyTorch on
 `neuron`, at the sizes AWS's tutorials use (examples/nki): median time per
-call, ratio NKI / eager (issue 20 target <= 3), and the kernel's Trainium
+call, ratio NKI / eager (target <= 3), and the kernel's Trainium
 estimate. Inputs are neuron tensors; each kernel's first call (its trace) is
 in the warm-up.
 
@@ -82,7 +82,7 @@ def main():
     table = Table(
         "NKI kernels on the emulator against eager PyTorch on neuron",
         ["kernel", "NKI ms", "eager ms", "NKI/eager", "Trainium estimate us", "target", "bound"],
-        note="Against the same math in eager PyTorch on neuron (issue 20 target: NKI/eager <= 3); median per call, "
+        note="Against the same math in eager PyTorch on neuron (target: NKI/eager <= 3); median per call, "
         "the kernel's first call (its trace) in the warm-up; the estimate is the kernel's last_estimate().",
     )
     rows = []

@@ -13,8 +13,8 @@ Llama built from a config (random weights):
 - cold and warm compile times of the neuron decode graph (cold: an empty
   Inductor cache; warm: after torch._dynamo.reset(), from the FX graph cache).
 
-Targets (issue 5): neuron compiled >= 1.0x CPU with Inductor (0.95x counts as
-parity, decisions.md 16) and >= 1.5x neuron eager for decode.
+Targets neuron compiled >= 1.0x CPU with Inductor (0.95x counts as
+parity: the same generated code) and >= 1.5x neuron eager for decode.
 
 Run: .venv/bin/python benchmarks/models/compile.py
 """

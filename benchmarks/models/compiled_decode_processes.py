@@ -1,5 +1,5 @@
 """Compiled decode on neuron against CPU Inductor, each case in its own
-process (issue 23: benchmarks/models/compile.py times them in one process, where the
+process (benchmarks/models/compile.py times them in one process, where the
 CPU case came out ahead in either order). benchmarks/models/compile.py's decode at
 hidden 128 and 256, one compiled case per process, ROUNDS processes per case
 in alternating order; the median of each case's processes. Both share one

@@ -1,5 +1,4 @@
-"""The demo's Hugging Face workloads on neuron against the CPU, in one run
-(issue 6):
+"""The demo's Hugging Face workloads on neuron against the CPU, in one run:
 
 - generation tokens/s of examples/demo_generate.py's workload (tiny Qwen3,
   bf16, 4 prompts x 16 new tokens, static cache, chunked prefill): TP=2 with

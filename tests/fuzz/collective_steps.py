@@ -1,5 +1,5 @@
 """Random sequences of collectives for the collective-sequence fuzzer
-(collective_worker.py, docs/reliability.md). Every rank draws the same
+(collective_worker.py, docs/develop.md). Every rank draws the same
 sequence from the same seed, so the ranks agree on each call without talking.
 
 A Step names the call, its group, dtype, sizes, reduce op, root, whether it

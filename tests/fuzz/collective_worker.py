@@ -49,7 +49,7 @@ def make_groups():
 def same_bits(ref: torch.Tensor, got: torch.Tensor) -> bool:
     """got (neuron's) has ref's (gloo's) bits; for bool, ref's values and only
     the bytes 0 and 1 (gloo's SUM of bool writes 2 where two ranks are True,
-    docs/reliability.md)."""
+    docs/develop.md)."""
     if ref.dtype != got.dtype or ref.shape != got.shape:
         return False
     if got.dtype == torch.bool:

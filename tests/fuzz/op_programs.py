@@ -1,4 +1,4 @@
-"""Differential fuzzing of eager programs (issue 24): hypothesis draws a
+"""Differential fuzzing of eager programs hypothesis draws a
 program of tensor operations and runs it on the CPU and on neuron in lockstep.
 Every step must give the same result on both (same dtype, shape, strides and
 bits: neuron runs the CPU's kernels, so nothing is allowed to differ) or raise

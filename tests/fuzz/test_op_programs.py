@@ -1,7 +1,7 @@
 """`make fuzz`: FUZZ_PROGRAMS random programs (default 10,000) through
 op_programs.run_program, each on the CPU and on neuron. A failure prints the
 program hypothesis shrank it to; it then becomes a named regression test in
-tests/python/ops/test_fuzz_regressions.py (docs/reliability.md)."""
+tests/python/ops/test_fuzz_regressions.py (docs/develop.md)."""
 
 import os
 

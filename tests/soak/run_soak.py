@@ -1,4 +1,4 @@
-"""`make soak` (docs/reliability.md, "Soak"): the train phase for 2,000
+"""`make soak` (docs/develop.md): the train phase for 2,000
 steps, the generate phase for 2,000 calls and the 2-rank FSDP phase for 500
 steps (soak_phases.py), each in processes of their own; prints each verdict
 and whether /dev/shm is back to what it held before. Exit status 1 if any

@@ -1,5 +1,5 @@
 """What a soak phase samples at its step boundaries and the verdict on it
-(docs/reliability.md, "Soak"). Each sample is taken after
+(docs/develop.md). Each sample is taken after
 torch.neuron.synchronize(), when the step's tensors are gone: neuron's
 allocated and reserved bytes, the process's resident set, its open file
 descriptors and threads, and the project's /dev/shm segments.

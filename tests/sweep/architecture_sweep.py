@@ -1,4 +1,4 @@
-"""Architecture sweep (issue 6): every architecture in Transformers' causal-LM
+"""Architecture sweep every architecture in Transformers' causal-LM
 auto mapping, shrunk to a tiny random-weight config, generates 8 greedy tokens
 on the CPU and on neuron, eagerly and (where the model supports a static
 cache) with a static cache and decode compiled by the `neuron` backend.
@@ -6,7 +6,7 @@ cache) with a static cache and decode compiled by the `neuron` backend.
 - eager: neuron's tokens against the CPU's (same kernels: identical expected).
 - compiled: neuron compiled (static cache) against the CPU's static-cache eager
   tokens. Fused kernels round differently, so a difference at a step whose CPU
-  top-1 margin is below MARGIN counts as a tie (decisions.md 7), not a miss.
+  top-1 margin is below MARGIN counts as a tie, not a miss.
 - An architecture that does not build or generate on the CPU (eager, or with a
   static cache), or whose generate does not compile its decode step
   (Transformers' auto-compile criteria), is reported but left out of that
@@ -151,7 +151,7 @@ def run_one(model_type: str, compile_: bool, timeout_s: int) -> dict:
 
 
 def summary(rows) -> list[str]:
-    """Each column over every architecture swept (the denominator issue 24
+    """Each column over every architecture swept (the denominator
     asks for), and over those that generate on the CPU (the targets')."""
     on_cpu = [r for r in rows if r["eager"] not in ("cpu fails", "cannot run", "timeout", "sweep error")]
     share = len(on_cpu) / len(rows) if rows else 0.0

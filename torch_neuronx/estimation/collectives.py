@@ -1,5 +1,5 @@
 """Estimated Trainium time of one collective, from the interconnect numbers of
-torch_neuronx.trainium (the one table, decisions.md 19; nothing fitted).
+torch_neuronx.trainium (the one table; nothing fitted).
 
     collective_s(trainium.TRN2, "all_reduce", 64 << 20, world=64)
 

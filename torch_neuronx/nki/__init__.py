@@ -7,7 +7,7 @@ CPU tensors / NumPy arrays through `nki.simulate`), with the hardware's limits
 checked and their time on a Trainium core estimated (`last_estimate()`).
 See docs/nki.md.
 
-Layers, each importing only those below it (tests/python/test_layering.py):
+Layers, each importing only those below it (tests/python/project/test_layering.py):
   errors.py, finder.py (stdlib only)  bottom
   chip/        the NeuronCore generation (its numbers: torch_neuronx.trainium), dtypes
   trace/       buffers, instructions, index expressions, tiles, recording one instruction

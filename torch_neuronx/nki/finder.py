@@ -1,5 +1,5 @@
 """Makes `import nki` give `torch_neuronx.nki` unless AWS's NKI is installed
-(decisions.md 20).
+(then AWS's wins; ours stays reachable as `torch_neuronx.nki`).
 
 AWS's package is recognised by what it provides, not by its distribution
 name (PyPI also has unrelated placeholder packages named `nki`): a package

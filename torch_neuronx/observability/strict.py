@@ -22,7 +22,7 @@ torch_neuronx (`line`) and, when different, the innermost line outside
 installed packages and the standard library (`user_line`: the user's own line
 when the op is inside e.g. transformers). Findings are deduplicated by (kind,
 op, line) with counts; a new one warns once (StrictModeWarning). The mode is
-process-wide (ops of backward run on the device's autograd thread).
+process-wide (a backward may run on a thread of its own: TORCH_NEURONX_AUTOGRAD_THREAD).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""torch.compile on neuron tensors, first slice (issue 5): the default
+"""torch.compile on neuron tensors, first slice the default
 `inductor` backend and the named backend `neuron` generate C++ kernels
 (Inductor's CPU code generation) that run on neuron memory; compiled forward
 and backward equal eager. Inductor's cache lives in the test's tmp dir, so

@@ -105,7 +105,7 @@ def test_chunked_prefill_compiles_once_per_padded_length_and_matches_eager():
     # prefill_chunk_size sends each chunk through the compiled forward too.
     # Transformers slices position_ids from the whole prompt, so the chunk's
     # stride is the padded prompt length: a new padded length is a new
-    # prefill graph (docs/hf-compat.md); the same length reuses every graph.
+    # prefill graph (docs/hugging-face.md); the same length reuses every graph.
     model = tiny_causal_lm("qwen3", initializer_range=0.5)
     config = CompileConfig(backend="neuron", fullgraph=False, dynamic=False)
     kwargs = dict(

@@ -124,7 +124,7 @@ def test_other_devices_backward_and_cpp_stacks():
     memory = torch.neuron.memory
     memory._record_memory_history(context="alloc", stacks="all")
     w = torch.randn(64, 64, device="neuron:1", requires_grad=True)
-    (w @ w).sum().backward()  # allocations on autograd's device thread (no Python frames there)
+    (w @ w).sum().backward()  # backward's allocations (on the calling thread by default, with its frames)
     del w
     torch.neuron.empty_cache()
     snap = memory._snapshot()

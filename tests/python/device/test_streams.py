@@ -99,7 +99,7 @@ def test_ordering_contracts_in_every_queue_mode(env):
 def test_streams_waiting_for_each_other_never_hang(env):
     # Found by the collective-sequence fuzzer: in thread mode, destroying the
     # event wait_stream records freed it under the stream still waiting for
-    # it, which hung within ten rounds (docs/reliability.md).
+    # it, which hung within ten rounds (docs/develop.md).
     assert run_ok("streams_wait_ping_pong", env=env, timeout=90).split() == ["rounds", "300"]
 
 

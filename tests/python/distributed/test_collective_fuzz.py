@@ -1,7 +1,7 @@
 """The collective-sequence fuzzer (tests/fuzz/collective_worker.py, `make
 fuzz` runs 5,000 sequences per world size) in `make test`: 200 sequences on a
 long-lived group of 2 ranks and of 3, each call compared bitwise with gloo's;
-and what it found, as named regressions (docs/reliability.md)."""
+and what it found, as named regressions (docs/develop.md)."""
 
 import pytest
 from collective_runs import run_groups

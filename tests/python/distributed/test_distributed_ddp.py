@@ -5,7 +5,7 @@ DDP accepts torch's own `bf16_compress_hook` by its name only when torch is
 built with CUDA and NCCL 2.10+ or XPU (`DistributedDataParallel._check_comm_hook`):
 the project's torch 2.14.1 is such a build, so the hook works by name; the
 same hook under another name (the workaround on a CPU-only build of torch)
-works too (docs/hf-compat.md)."""
+works too (docs/hugging-face.md)."""
 
 from helpers.dist_launch import launch_ok
 

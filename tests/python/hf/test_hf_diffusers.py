@@ -1,5 +1,5 @@
 """Diffusers on neuron with the tiny local pipelines of
-examples/build_artifacts.py. Qwen-Image 2.1 (the source's Diffusers script's
+examples/build_artifacts.py. Qwen-Image 2.1 (the announcement's Diffusers script's
 pipeline): eager on neuron gives the CPU's image; the transformer's repeated
 blocks compile with the neuron backend (fullgraph, static shapes) and give the
 eager image; TensorParallelConfig shards the transformer as it loads; the

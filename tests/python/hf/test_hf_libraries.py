@@ -71,7 +71,7 @@ def test_trainer_with_bf16_chooses_neuron_and_trains(artifacts, tmp_path):
 
 TRAINER_SAVES_NO_NEURON_RNG_STATE = (
     "transformers 5.23.0's Trainer._save_rng_state / _load_rng_state know cpu, cuda, xla, npu, hpu, mlu and musa "
-    "generators, not neuron's: a resumed run redraws dropout from the seed (docs/hf-compat.md)"
+    "generators, not neuron's: a resumed run redraws dropout from the seed (docs/hugging-face.md)"
 )
 
 
@@ -194,7 +194,7 @@ def test_accelerate_prepare_after_the_optimizer_was_built_trains():
 
 def test_accelerate_fp16_mixed_precision_and_manual_fp16_amp_train():
     # accelerate 1.16 takes fp16 mixed precision on any torch.accelerator device
-    # (1.15 refused devices outside its list: docs/hf-compat.md): a GradScaler on
+    # (1.15 refused devices outside its list: docs/hugging-face.md): a GradScaler on
     # neuron and fp16 autocast. PyTorch's own fp16 AMP API works the same.
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState
@@ -315,7 +315,7 @@ def test_attention_implementations_on_neuron():
     # Transformers' "sdpa" (its default) and "eager" run on neuron with the
     # CPU's logits. torch's flex_attention accepts only the devices it lists
     # (torch/nn/attention/flex_attention.py `_validate_device`): a clear
-    # ValueError on neuron, documented in docs/hf-compat.md.
+    # ValueError on neuron, documented in docs/hugging-face.md.
     from helpers.tiny_models import tiny_causal_lm
     from torch.nn.attention.flex_attention import flex_attention
 

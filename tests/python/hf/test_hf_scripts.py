@@ -153,7 +153,7 @@ def test_sft_script_trains_with_tp_x_fsdp_and_saves_plain_checkpoints(
 
 
 def test_sft_trainer_keeps_the_model_sharded_at_load_and_does_not_wrap_it_again(artifacts, tmp_path):
-    # TP 2 x FSDP 2 on 4 processes, as the source's training run (scaled).
+    # TP 2 x FSDP 2 on 4 processes, as the announcement's training run (scaled).
     results = launch(
         "hf_sft_sharded_at_load", world=4, tmp_path=tmp_path, timeout=400, args=[tmp_path / "out", artifacts]
     )

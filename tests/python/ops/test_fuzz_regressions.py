@@ -1,5 +1,5 @@
 """What the differential fuzzers (tests/fuzz, `make fuzz`) found, each as a
-named test that fails without its fix (docs/reliability.md), and a few
+named test that fails without its fix (docs/develop.md), and a few
 hundred of the fuzzer's own programs, derandomized, so `make test` runs the
 property itself."""
 

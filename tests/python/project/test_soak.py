@@ -1,4 +1,4 @@
-"""The soak (`make soak`: tests/soak/run_soak.py, docs/reliability.md) at a
+"""The soak (`make soak`: tests/soak/run_soak.py, docs/develop.md) at a
 tenth of its steps: each phase keeps neuron's allocated memory in its steady
 state, its resident set bounded, and leaks no descriptor, thread or /dev/shm
 segment; `make soak` runs the full 2,000 / 2,000 / 500 steps."""

@@ -3,7 +3,7 @@
 `nki.jit(platform_target=...)` or `NEURON_PLATFORM_TARGET_OVERRIDE` names it
 with AWS's spellings (`trn1`/`inf2`/`gen2`, `trn2`/`gen3`, `trn3`/`gen4`);
 Trainium2 is the default. The numbers themselves live in `torch_neuronx.trainium`
-(decisions.md 19: one table)."""
+(the one table)."""
 
 import os
 

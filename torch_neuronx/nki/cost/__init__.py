@@ -1,5 +1,5 @@
 """What a traced kernel would cost on one NeuronCore: an instruction-level
-model with every constant from `torch_neuronx.trainium` (decisions.md 19),
+model with every constant from `torch_neuronx.trainium`,
 fixed before any comparison with a measurement (docs/nki.md holds the
 validation table).
 
