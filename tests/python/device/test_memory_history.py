@@ -133,7 +133,7 @@ def test_other_devices_backward_and_cpp_stacks():
     assert all(e["frames"] == [] for e in entries if e["action"] == "free_requested")  # context="alloc"
     assert any(e["action"] == "segment_free" for e in entries)  # empty_cache gave cached segments back
     assert any(f["filename"] == __file__ for e in entries for f in e["frames"])
-    assert any("allocate_on" in f["name"] for e in entries for f in e["frames"])  # C++ frames (stacks="all")
+    assert any("NeuronCachingAllocator" in f["name"] for e in entries for f in e["frames"])  # C++ frames (stacks="all")
     assert not [e for e in _trace(snap, 0) if e["action"] == "alloc"]
     with pytest.raises(RuntimeError, match="expected stacks"):
         memory._record_memory_history(stacks="cpp")

@@ -1,8 +1,13 @@
-"""The project's NKI kernel repositories (examples/kernel-repos), built once
-per test process with torch_neuronx.kernel_builder, and the LOCAL_KERNELS
-value that makes `get_kernel("torch-neuronx/<name>")` load them with no hub."""
+"""The project's NKI kernel repositories (examples/kernel-repos), copied into a
+temporary folder and built there once per test process with
+torch_neuronx.kernel_builder (so a test never writes into the checkout, and
+two test processes never build the same folder), and the LOCAL_KERNELS value
+that makes `get_kernel("torch-neuronx/<name>")` load them with no hub."""
 
+import atexit
 import functools
+import shutil
+import tempfile
 from pathlib import Path
 
 from torch_neuronx import kernel_builder
@@ -14,8 +19,16 @@ ORG = "torch-neuronx"
 
 @functools.cache
 def built() -> dict[str, Path]:
-    """name -> repository path, each with a fresh build/torch-neuron."""
-    return {name: kernel_builder.build(REPOS / name).parents[1] for name in NAMES}
+    """name -> a copy of the repository (its sources, not its build/) with a
+    fresh build/torch-neuron, in a folder removed at exit."""
+    root = Path(tempfile.mkdtemp(prefix="kernel-repos-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    out = {}
+    for name in NAMES:
+        copy = root / name
+        shutil.copytree(REPOS / name, copy, ignore=shutil.ignore_patterns("build", "__pycache__"))
+        out[name] = kernel_builder.build(copy).parents[1]
+    return out
 
 
 def local_kernels() -> str:
