@@ -21,6 +21,9 @@ CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -
 PY_FOLDERS := $(shell find torch_neuronx -type d -not -name __pycache__)
 
 export OMP_NUM_THREADS ?= 2
+# ccache keyed on paths relative to the checkout, so another clone of the
+# repository (CI's) reuses the objects of this one's builds.
+CCACHE_RELATIVE = CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1
 
 .PHONY: all build format format-check walks test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench figures sweep scale sanitize fuzz soak kernel-repos system-deps clean
 
@@ -39,7 +42,7 @@ $(DEPS_STAMP): requirements.lock
 	touch $@
 
 $(BUILD_STAMP): $(DEPS_STAMP) $(CXX_SOURCES) $(PY_FOLDERS) | system-deps
-	$(PY) -m pip install -q --no-build-isolation --no-deps -e .
+	$(CCACHE_RELATIVE) $(PY) -m pip install -q --no-build-isolation --no-deps -e .
 	touch $@
 
 build: $(BUILD_STAMP)
@@ -47,8 +50,11 @@ build: $(BUILD_STAMP)
 test-cpp: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 120
 
+# Two pytest workers (pytest-xdist), each test's own torch single-threaded:
+# the tests that start processes leave the other core to their ranks.
+TEST_WORKERS ?= 2
 test-python: build
-	$(PY) -m pytest -q -p no:cacheprovider tests/python
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal --durations=20 tests/python
 
 # Style (pyproject.toml's [tool.ruff], .clang-format): format-check runs first
 # in `make test` (seconds); `make format` applies both formatters.
@@ -106,19 +112,16 @@ figures: $(DEPS_STAMP)
 # stream on its worker thread; tests/sanitizers/tsan.supp lists what is
 # suppressed, each entry with its reason. An instrumented build takes 5-7.5
 # minutes on 2 cores from a cold ccache, about a minute from a warm one.
-# ccache keyed on paths relative to the checkout, so another clone of the
-# repository (CI's) reuses the objects.
-SAN_CCACHE = CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1
 SAN_CMAKE = cmake -S . -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE=$(abspath $(PY))
 test-cpp-asan: $(DEPS_STAMP) | system-deps
 	$(SAN_CMAKE) -B build/asan -DTORCH_NEURONX_SANITIZE=address
-	$(SAN_CCACHE) cmake --build build/asan
+	$(CCACHE_RELATIVE) cmake --build build/asan
 	mkdir -p build/sanitize && set -o pipefail && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir build/asan --output-on-failure --timeout 600 | tee build/sanitize/cpp-asan.log
 
 test-cpp-tsan: $(DEPS_STAMP) | system-deps
 	$(SAN_CMAKE) -B build/tsan -DTORCH_NEURONX_SANITIZE=thread
-	$(SAN_CCACHE) cmake --build build/tsan
+	$(CCACHE_RELATIVE) cmake --build build/tsan
 	mkdir -p build/sanitize && set -o pipefail && TORCH_NEURONX_EMU_QUEUE=thread \
 	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
 	  ctest --test-dir build/tsan --output-on-failure --timeout 600 | tee build/sanitize/cpp-tsan.log
