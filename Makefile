@@ -50,11 +50,14 @@ build: $(BUILD_STAMP)
 test-cpp: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure --timeout 120
 
-# Two pytest workers (pytest-xdist), each test's own torch single-threaded:
-# the tests that start processes leave the other core to their ranks.
+# Two pytest workers (pytest-xdist), the heaviest test files handed out first
+# (tests/python/conftest.py); each test's torch single-threaded and Inductor
+# compiling in-process (no pool of compile workers, each a fresh torch
+# import), so the tests that start processes leave the other core to their
+# ranks. -rs prints why each skipped test skipped.
 TEST_WORKERS ?= 2
 test-python: build
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist worksteal --durations=20 tests/python
+	OMP_NUM_THREADS=1 TORCHINDUCTOR_COMPILE_THREADS=1 $(PY) -m pytest -q -rs -p no:cacheprovider -n $(TEST_WORKERS) --dist load --durations=20 tests/python
 
 # Style (pyproject.toml's [tool.ruff], .clang-format): format-check runs first
 # in `make test` (seconds); `make format` applies both formatters.
@@ -110,8 +113,10 @@ figures: $(DEPS_STAMP)
 # AddressSanitizer + UndefinedBehaviorSanitizer, any report fatal.
 # test-cpp-tsan (`make sanitize` only): ThreadSanitizer with every emulator
 # stream on its worker thread; tests/sanitizers/tsan.supp lists what is
-# suppressed, each entry with its reason. An instrumented build takes 5-7.5
-# minutes on 2 cores from a cold ccache, about a minute from a warm one.
+# suppressed, each entry with its reason; it builds file by file (no unity
+# build), which proves each file includes what it uses. A unity build
+# instrumented takes about 3 minutes on 2 cores from a cold ccache; the
+# file-by-file one 5-7.5.
 SAN_CMAKE = cmake -S . -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE=$(abspath $(PY))
 test-cpp-asan: $(DEPS_STAMP) | system-deps
 	$(SAN_CMAKE) -B build/asan -DTORCH_NEURONX_SANITIZE=address
@@ -120,7 +125,7 @@ test-cpp-asan: $(DEPS_STAMP) | system-deps
 	  ctest --test-dir build/asan --output-on-failure --timeout 600 | tee build/sanitize/cpp-asan.log
 
 test-cpp-tsan: $(DEPS_STAMP) | system-deps
-	$(SAN_CMAKE) -B build/tsan -DTORCH_NEURONX_SANITIZE=thread
+	$(SAN_CMAKE) -B build/tsan -DTORCH_NEURONX_SANITIZE=thread -DCMAKE_UNITY_BUILD=OFF
 	$(CCACHE_RELATIVE) cmake --build build/tsan
 	mkdir -p build/sanitize && set -o pipefail && TORCH_NEURONX_EMU_QUEUE=thread \
 	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
@@ -169,7 +174,7 @@ soak: build
 kernel-repos: build
 	$(PY) -m torch_neuronx.kernel_builder build examples/kernel-repos/*/
 
-# The source's SFT grid (TP 4 x FSDP 8, 32 processes on 8 emulated Trainium2
+# The announcement's SFT grid (TP 4 x FSDP 8, 32 processes on 8 emulated Trainium2
 # chips) beside a 2-process run with the same global batch: losses compared,
 # wall time and peak memory per process (docs/figures.md). Not in
 # `make test`: it needs about 19 GiB of free RAM and 6-7 minutes on 2 cores.
@@ -178,7 +183,7 @@ scale: build
 	$(PY) benchmarks/render_figures.py
 
 sweep: build
-	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --out build/opinfo_sweep.tsv
+	OMP_NUM_THREADS=1 $(PY) tests/sweep/opinfo_sweep.py --max-samples 8 --figures --out build/opinfo_sweep.tsv
 	$(PY) tests/sweep/architecture_sweep.py --out docs/model-coverage.md
 
 clean:

@@ -7,7 +7,7 @@ unchanged on 2 emulated NeuronCores.
 2. Fine-tunes the model with TRL's SFTTrainer: the announcement's script
    (examples/sft_neuron_example.py) under `torchrun --nproc_per_node=2` with
    TP_SIZE x FSDP_SIZE = 1 x 2, bf16, wrapped packing and --torch_compile true.
-   The source's flags (lr 2e-5, packing to 2048, accumulation 4) show no
+   The announcement's flags (lr 2e-5, packing to 2048, accumulation 4) show no
    learning on a tiny model in minutes, so they are scaled: lr 3e-3, packing to
    128 tokens, no accumulation, 3 epochs.
 3. Saves the checkpoint (a plain Transformers checkpoint) and generates

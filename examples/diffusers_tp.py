@@ -1,12 +1,12 @@
-# Diffusers with tensor parallelism: the source's third script, unchanged but for
+# Diffusers with tensor parallelism: the announcement's third script, unchanged but for
 # the model, the sizes and the process count. Run on 2 emulated NeuronCores:
 #   torchrun --nproc_per_node=2 examples/diffusers_tp.py
 # - the model is a local tiny Qwen-Image 2.1 pipeline (examples/build_artifacts.py;
 #   override with MODEL_ID); <Pipeline>/<Transformer2DModel> are Qwen-Image 2.1's;
 # - the mesh spans the launched processes, not a fixed 8;
 # - height/width, steps and the PNG's path come from DIFFUSERS_SIZE,
-#   DIFFUSERS_STEPS and OUT_PNG (defaults: the source's 1024, 40, out.png).
-# tests/python/hf/test_source_scripts.py diffs this file against the source's text.
+#   DIFFUSERS_STEPS and OUT_PNG (defaults: the announcement's 1024, 40, out.png).
+# tests/python/hf/test_source_scripts.py diffs this file against the announcement's text.
 import os
 
 import torch, torch.distributed as dist, torch_neuronx

@@ -1,4 +1,4 @@
-# FLUX.1 with tensor parallelism, in the shape of the source's Diffusers script:
+# FLUX.1 with tensor parallelism, in the shape of the announcement's Diffusers script:
 # FLUX's `encode_prompt` returns (prompt_embeds, pooled_prompt_embeds, text_ids),
 # not a mask, so the pooled embeddings go to the pipeline instead. Run on 2
 # emulated NeuronCores:

@@ -1,4 +1,4 @@
-# Text generation with tensor parallelism: the source's first script, unchanged
+# Text generation with tensor parallelism: the announcement's first script, unchanged
 # except for the model id (a local model built by examples/build_artifacts.py;
 # override with MODEL_ID). Run on 2 emulated NeuronCores:
 #   torchrun --nproc_per_node=2 examples/generate_tp.py

@@ -1,4 +1,4 @@
-# Supervised fine-tuning with TRL, TP x FSDP: the source's second script,
+# Supervised fine-tuning with TRL, TP x FSDP: the announcement's second script,
 # unchanged. The model and dataset are local (examples/build_artifacts.py).
 # Run on 2 emulated NeuronCores (TP=2 x FSDP=1; or TP_SIZE=1 FSDP_SIZE=2):
 #   TP_SIZE=2 FSDP_SIZE=1 HF_DEACTIVATE_ASYNC_LOAD=1 torchrun --nproc_per_node=2 \

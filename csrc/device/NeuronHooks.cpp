@@ -42,9 +42,9 @@ struct NeuronHooks final : public at::PrivateUse1HooksInterface {
   }
 };
 
-struct Register {
-  Register() { at::RegisterPrivateUse1HooksInterface(new NeuronHooks()); }
-} g_register;
+struct RegisterHooks {
+  RegisterHooks() { at::RegisterPrivateUse1HooksInterface(new NeuronHooks()); }
+} g_register_hooks;
 
 }  // namespace
 }  // namespace torch_neuronx

@@ -48,10 +48,10 @@ class ScopedCpuAllocator final : public c10::Allocator {
 
 ScopedCpuAllocator g_scoped;
 
-struct Register {
+struct RegisterScopedCpuAllocator {
   // Priority 1: above the default CPU allocator, below profilers that wrap it.
-  Register() { c10::SetAllocator(c10::kCPU, &g_scoped, 1); }
-} g_register;
+  RegisterScopedCpuAllocator() { c10::SetAllocator(c10::kCPU, &g_scoped, 1); }
+} g_register_scoped_cpu_allocator;
 
 }  // namespace
 

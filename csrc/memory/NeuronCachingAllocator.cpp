@@ -150,9 +150,9 @@ NeuronCachingAllocator& caching_allocator() {
 
 namespace {
 // Registered at load; the runtime itself starts on the first allocation.
-struct Register {
-  Register() { c10::SetAllocator(c10::DeviceType::PrivateUse1, &caching_allocator()); }
-} g_register;
+struct RegisterCachingAllocator {
+  RegisterCachingAllocator() { c10::SetAllocator(c10::DeviceType::PrivateUse1, &caching_allocator()); }
+} g_register_caching_allocator;
 }  // namespace
 
 }  // namespace torch_neuronx

@@ -150,9 +150,9 @@ void NeuronHostAllocator::release(void* ctx) {
   if (ctx) instance().free_block(static_cast<HostBlock*>(ctx));
 }
 
-struct Register {
-  Register() { at::setHostAllocator(at::kPrivateUse1, &instance()); }
-} g_register;
+struct RegisterHostAllocator {
+  RegisterHostAllocator() { at::setHostAllocator(at::kPrivateUse1, &instance()); }
+} g_register_host_allocator;
 
 }  // namespace
 

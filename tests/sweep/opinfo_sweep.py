@@ -286,7 +286,7 @@ def _record(counts: dict, pairs: int, ran: int, args) -> None:
         f"compared bitwise; the failures are in {args.out} and tests/sweep/expected_failures.tsv.",
     )
     table.add(pairs, counts["pass"], counts["fail"], counts["skip"], f"{counts['pass'] / max(ran, 1):.1%}")
-    if not args.ops and not args.staged:  # the whole database only
+    if args.figures and not args.ops and not args.staged:  # the whole database only
         report("opinfo_sweep", [table])
 
 
@@ -297,6 +297,9 @@ def main() -> int:
     parser.add_argument("--out", default="build/opinfo_sweep.tsv")
     parser.add_argument("--timeout", type=int, default=60)
     parser.add_argument("--verbose", action="store_true", help="print each pair before it runs")
+    parser.add_argument(
+        "--figures", action="store_true", help="keep the totals for docs/figures.md (make sweep; not the tests' runs)"
+    )
     parser.add_argument(
         "--staged",
         action="store_true",

@@ -13,7 +13,7 @@
 #include "emu_stream.h"
 
 namespace nhal::emu {
-namespace {
+// Named (not in the anonymous namespace): nhal_event_s, a global type, holds one.
 struct EventState {
   std::mutex mu;
   std::condition_variable cv;
@@ -21,7 +21,6 @@ struct EventState {
   uint64_t reached = 0;   // highest generation whose marker has run
   std::chrono::steady_clock::time_point stamp{};
 };
-}  // namespace
 }  // namespace nhal::emu
 
 struct nhal_event_s {

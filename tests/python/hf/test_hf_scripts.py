@@ -1,4 +1,4 @@
-"""The source's Hugging Face scripts (examples/), run unchanged under torchrun
+"""The announcement's Hugging Face scripts (examples/), run unchanged under torchrun
 on emulated NeuronCores with the local artifacts of
 examples/build_artifacts.py: TP generation gives the one-process tokens and
 compiles decode once; TRL's SFTTrainer trains with TP x FSDP (2 x 1, 1 x 2
@@ -44,7 +44,7 @@ def test_demo_generation_compiles_decode_once_without_cpu_fallbacks(artifacts, t
     assert {"compiled graph", "collective"} <= {e["args"].get("kind") for e in trace.estimated(trace.device_pid(0))}
 
 
-# The source's flags, scaled as the demo scales them; the Trainer's default
+# The announcement's flags, scaled as the demo scales them; the Trainer's default
 # save behaviour (save_strategy "steps", a checkpoint at the end of training).
 SFT_FLAGS = [
     "--dataset_train_split",

@@ -1,4 +1,4 @@
-"""The example scripts that mirror the source's three scripts cannot drift from them.
+"""The example scripts that mirror the announcement's three scripts cannot drift from them.
 
 `tests/python/source_scripts/*.py.txt` hold the brief's scripts verbatim (the
 mission brief, ../shared/docs/mission.md, lives outside this repository; where
@@ -19,7 +19,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 SOURCES = pathlib.Path(__file__).parents[1] / "source_scripts"
 BRIEF = ROOT.parent / "shared" / "docs" / "mission.md"
 
-# Each entry: a line of the source's text -> the lines the example has in its place.
+# Each entry: a line of the announcement's text -> the lines the example has in its place.
 GENERATE_CHANGES = {
     "import torch, torch.distributed as dist": ("import os", "import torch, torch.distributed as dist"),
     'MODEL_ID = "<a Qwen3-style causal LM>"; MAX_SEQ_LEN = 1024; PREFILL_CHUNK_SIZE = 512': (
@@ -63,9 +63,9 @@ def code_lines(text):
 
 
 def apply_changes(source, changes):
-    """The source's lines with each listed line replaced; every listed line must occur once."""
+    """The announcement's lines with each listed line replaced; every listed line must occur once."""
     for line in changes:
-        assert source.count(line) == 1, f"the source's text has {source.count(line)} lines {line!r}"
+        assert source.count(line) == 1, f"the announcement's text has {source.count(line)} lines {line!r}"
     out = []
     for line in source:
         out.extend(changes.get(line, (line,)))
@@ -83,7 +83,7 @@ def test_example_is_the_source_script(name):
     example = code_lines((ROOT / "examples" / name).read_text())
     extra = unexplained_differences(source, example, CASES[name])
     assert not extra, (
-        f"examples/{name} differs from the source's script beyond the model id, data, sizes "
+        f"examples/{name} differs from the announcement's script beyond the model id, data, sizes "
         "and process count:\n" + "\n".join(extra)
     )
 
