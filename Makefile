@@ -4,10 +4,8 @@
 # by pip against the installed torch).
 #
 # Test budget on 2 cores: `make test` within 20 minutes from a fresh clone,
-# set-up included (the README holds the measured times). Format check:
-# seconds; C++ tier: under a minute; Python tier: the rest; the C++ tier under
-# ASan + UBSan: its build (minutes from a cold ccache, about one warm) and
-# seconds of tests.
+# set-up included. It does not fit yet: the README's "Test time" holds the
+# measured time of each phase and what takes it.
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -114,9 +112,8 @@ figures: $(DEPS_STAMP)
 # test-cpp-tsan (`make sanitize` only): ThreadSanitizer with every emulator
 # stream on its worker thread; tests/sanitizers/tsan.supp lists what is
 # suppressed, each entry with its reason; it builds file by file (no unity
-# build), which proves each file includes what it uses. A unity build
-# instrumented takes about 3 minutes on 2 cores from a cold ccache; the
-# file-by-file one 5-7.5.
+# build), which proves each file includes what it uses. An instrumented
+# build takes minutes from a cold ccache, seconds from a warm one.
 SAN_CMAKE = cmake -S . -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPython_EXECUTABLE=$(abspath $(PY))
 test-cpp-asan: $(DEPS_STAMP) | system-deps
 	$(SAN_CMAKE) -B build/asan -DTORCH_NEURONX_SANITIZE=address

@@ -50,8 +50,9 @@ dist.destroy_process_group()
 """
 
 
-def callgrind(script: str, n: int, out: Path, env: dict) -> None:
-    cmd = [
+def callgrind_command(script: str, n: int, out: Path) -> list[str]:
+    """`python -c script n` under callgrind, line numbers kept, profile to `out`."""
+    return [
         "valgrind",
         "--tool=callgrind",
         f"--callgrind-out-file={out}",
@@ -61,6 +62,10 @@ def callgrind(script: str, n: int, out: Path, env: dict) -> None:
         script,
         str(n),
     ]
+
+
+def callgrind(script: str, n: int, out: Path, env: dict) -> None:
+    cmd = callgrind_command(script, n, out)
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800)
 
 
@@ -136,16 +141,7 @@ def _ranks(script: str, n: int, world: int, tmp: Path, env: dict) -> dict[str, i
             MASTER_ADDR="127.0.0.1",
             MASTER_PORT=str(29400 + n % 97),
         )
-        cmd = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            "--dump-line=yes",
-            sys.executable,
-            "-c",
-            script,
-            str(n),
-        ]
+        cmd = callgrind_command(script, n, out)
         procs.append(subprocess.Popen(cmd, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     for p in procs:
         if p.wait(timeout=1800) != 0:

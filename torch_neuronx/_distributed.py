@@ -3,7 +3,7 @@
 `dist.init_process_group("neuron")`, `"cpu:gloo,neuron:neuron"`, `new_group`,
 DeviceMesh("neuron", ...) then create `ProcessGroupNeuron` (C++,
 csrc/distributed/). Under torchrun the rank's current device becomes
-`neuron:LOCAL_RANK` (decision 1: every process sees every core)."""
+`neuron:LOCAL_RANK` (every process sees every core)."""
 
 import os
 import socket

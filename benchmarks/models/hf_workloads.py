@@ -10,7 +10,7 @@
 
 Each configuration runs in its own process (benchmarks/models/hf_generate_worker.py,
 benchmarks/models/hf_sft_worker.py). One-process runs use both cores
-(OMP_NUM_THREADS=2); torchrun runs use one thread per process (decision 10),
+(OMP_NUM_THREADS=2); torchrun runs use one thread per process,
 so both use the whole 2-core machine. Ratios are against CPU eager.
 
 - the same generation with a model of hidden size 1024 (built once as

@@ -130,7 +130,7 @@ class TORCH_NEURONX_API ProcessGroupNeuron : public c10d::Backend {
   void startCoalescing() override;
   c10::intrusive_ptr<c10d::Work> endCoalescing() override;
 
-  // Bytes this rank moved through each transport (decision 8).
+  // Bytes this rank moved through each transport (read by torch_neuronx._distributed.tcp_bytes / shm_bytes).
   uint64_t shm_bytes() const { return multi_ ? multi_->shm_bytes() : shm_bytes_.load(); }
   uint64_t tcp_bytes() const { return multi_ ? multi_->tcp_bytes() : 0; }
   // Hosts this group's ranks are on.

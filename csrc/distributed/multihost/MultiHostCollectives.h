@@ -53,7 +53,7 @@ class TORCH_NEURONX_API MultiHostCollectives {
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
 
-  // Bytes this rank handed to each transport (decision 8).
+  // Bytes this rank handed to each transport (read by torch_neuronx._distributed.tcp_bytes / shm_bytes).
   uint64_t tcp_bytes() const { return tcp_bytes_.load(); }
   uint64_t shm_bytes() const { return shm_bytes_.load(); }
 

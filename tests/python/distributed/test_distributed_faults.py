@@ -1,5 +1,5 @@
-"""Faults in the neuron process group, with spawned processes (decision 9: not
-torchrun, whose agent would kill the survivors): a rank that dies mid-run, a
+"""Faults in the neuron process group, with spawned processes (not torchrun,
+whose agent would kill the survivors): a rank that dies mid-run, a
 rank that never joins, mismatched shapes. Every surviving rank raises an error
 naming the collective, the group and the missing rank, well within the group's
 timeout, and /dev/shm is left clean."""

@@ -1,7 +1,7 @@
 """Launches real processes for distributed tests: one Python interpreter per
 rank running a worker of tests/python/workers/ (which imports RANK, WORLD and
 init() from `helpers.rank`), rendezvous through a FileStore (so a test can
-leave a rank out), OMP_NUM_THREADS=1 (decision 10), a hard timeout, outputs
+leave a rank out), OMP_NUM_THREADS=1 (ranks outnumber cores), a hard timeout, outputs
 collected; and the examples/ scripts under torchrun."""
 
 import os

@@ -1,4 +1,4 @@
-"""The one loose performance gate (decision 12): small eager ops on neuron may
+"""The one loose performance gate: small eager ops on neuron may
 cost at most 1.5x the same ops on the CPU. It catches a silent fall back to a
 slow path (the copying fallback costs 2-5x); it is not the benchmark
 (benchmarks/device/eager_overhead.py measures against the 1.15 target).
