@@ -164,3 +164,33 @@ def test_lazily_conjugated_and_negated_outputs_keep_their_bits():
         got = torch.linalg.lu_solve(lu.to("neuron"), piv.to("neuron"), b.to("neuron"), left=False, adjoint=adjoint)
         torch.testing.assert_close(got.cpu(), want)
     assert torch_neuronx.get_fallback_ops() == {}
+
+
+# make test runs torch single-threaded (OMP_NUM_THREADS=1, leaving the cores to
+# the tests' ranks); a user's torch splits large ops over several threads. The
+# CPU kernels run on device memory with two intra-op threads here and equal
+# the CPU's, so a kernel that is wrong only when split still fails a test.
+@pytest.fixture
+def two_threads():
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_large_ops_split_over_two_threads_equal_the_cpu(two_threads):
+    assert torch.get_num_threads() == 2
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(512, 512, generator=g), torch.randn(512, 512, generator=g)
+    x = torch.randn(1 << 20, generator=g)
+    ops = {
+        "add": lambda a, b, x: a + b,
+        "matmul": lambda a, b, x: a @ b,
+        "softmax": lambda a, b, x: torch.softmax(a, dim=1),
+        "sum": lambda a, b, x: x.sum(),
+        "cumsum": lambda a, b, x: x.cumsum(0),
+        "sort": lambda a, b, x: x.sort().values,
+    }
+    for name, op in ops.items():
+        got = op(a.to("neuron"), b.to("neuron"), x.to("neuron")).cpu()
+        torch.testing.assert_close(got, op(a, b, x), rtol=0, atol=0, msg=lambda m, name=name: f"{name}: {m}")
