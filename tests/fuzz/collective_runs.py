@@ -25,6 +25,11 @@ def run_groups(world: int, first_seed: int, count: int, tmp_path, timeout: float
         for rank, r in enumerate(results)
         if r.returncode != 0
     ]
+    if problems or failed:  # every rank's whole output kept: the first cause is often early in another rank's
+        for rank, r in enumerate(results):
+            (tmp_path / f"rank{rank}.stdout").write_text(r.stdout)
+            (tmp_path / f"rank{rank}.stderr").write_text(r.stderr)
+        failed.append(f"every rank's whole output: {tmp_path}/rank<r>.stdout, .stderr")
     assert not problems and not failed, "\n".join(problems[:20] + failed)
     stats = Counter()
     for r in results:

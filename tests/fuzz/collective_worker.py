@@ -33,17 +33,25 @@ SUBGROUPS = {2: [[0], [1], [0, 1]], 3: [[0, 1], [1, 2], [0, 2], [0, 1, 2]]}
 
 
 def make_groups():
-    """The drawable groups (name -> ranks) and this rank's process groups.
+    """The drawable groups (name -> ranks), this rank's process groups, and
+    their gloo-only twins (same ranks), on which gloo's half of each bad call
+    is made. gloo's barrier waits on every work its worker threads still hold
+    and rethrows a failed one's error (ProcessGroupGloo::barrier snapshots
+    workInProgress_), so a call gloo has just refused could fail the next
+    barrier on its group, or not, by when the worker thread lets go of it:
+    the reference would then diverge across ranks. Neuron's half of a bad
+    call stays on the group itself, which must go on working after it.
     Every rank creates every subgroup, in the same order (new_group's rule)."""
     groups = {"world": list(range(WORLD))}
     pgs = {"world": dist.distributed_c10d._get_default_group()}
+    twins = {"world": dist.new_group(groups["world"], backend="gloo")}
     for ranks in SUBGROUPS[WORLD]:
-        pg = dist.new_group(ranks)
+        pg, twin = dist.new_group(ranks), dist.new_group(ranks, backend="gloo")
         name = ",".join(map(str, ranks))
         groups[name] = ranks
         if RANK in ranks:
-            pgs[name] = pg
-    return groups, pgs
+            pgs[name], twins[name] = pg, twin
+    return groups, pgs, twins
 
 
 def same_bits(ref: torch.Tensor, got: torch.Tensor) -> bool:
@@ -61,7 +69,7 @@ def first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ''}"
 
 
-def run_sequence(seed: int, groups, pgs, side, stats: Counter) -> list[str]:
+def run_sequence(seed: int, groups, pgs, twins, side, stats: Counter) -> list[str]:
     """Runs sequence `seed`; returns its mismatches (empty: it passed)."""
     steps = draw_sequence(seed, groups)
     placed, waits, problems = {}, {}, []
@@ -72,7 +80,7 @@ def run_sequence(seed: int, groups, pgs, side, stats: Counter) -> list[str]:
                 outcome = {}
                 for device in ("cpu", "neuron"):
                     try:
-                        issue_bad(s, device, RANK, pgs[s.group])
+                        issue_bad(s, device, RANK, (twins if device == "cpu" else pgs)[s.group])
                         outcome[device] = None
                     except Exception as exc:  # both must refuse the call
                         outcome[device] = first_line(exc)
@@ -112,7 +120,7 @@ def run_sequence(seed: int, groups, pgs, side, stats: Counter) -> list[str]:
 
 def main() -> int:
     init(backend="cpu:gloo,neuron:neuron", timeout_s=int(os.environ.get("FUZZ_COLLECTIVE_TIMEOUT", "60")))
-    groups, pgs = make_groups()
+    groups, pgs, twins = make_groups()
     side = torch.neuron.Stream()
     listed = os.environ.get("FUZZ_COLLECTIVE_SEEDS", "")
     seeds = (
@@ -126,7 +134,7 @@ def main() -> int:
         faulthandler.dump_traceback_later(HANG_S, exit=True)
         print(f"seed {seed}", file=sys.stderr, flush=True)
         try:
-            problems = run_sequence(seed, groups, pgs, side, stats)
+            problems = run_sequence(seed, groups, pgs, twins, side, stats)
         except Exception:
             print(f"ERROR seed={seed} world={WORLD} rank={RANK}:\n{traceback.format_exc()}", flush=True)
             failed = True
