@@ -19,6 +19,10 @@ CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -
 PY_FOLDERS := $(shell find torch_neuronx -type d -not -name __pycache__)
 
 export OMP_NUM_THREADS ?= 2
+# Python's default: compiled modules cached in __pycache__. A shell that
+# turns it off makes every one of the tests' processes compile the package
+# anew (about 0.7 CPU-seconds each).
+unexport PYTHONDONTWRITEBYTECODE
 # ccache keyed on paths relative to the checkout, so another clone of the
 # repository (CI's) reuses the objects of this one's builds.
 CCACHE_RELATIVE = CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1
@@ -52,7 +56,8 @@ test-cpp: build
 # (tests/python/conftest.py); each test's torch single-threaded and Inductor
 # compiling in-process (no pool of compile workers, each a fresh torch
 # import), so the tests that start processes leave the other core to their
-# ranks. -rs prints why each skipped test skipped.
+# ranks; workers and ranks forked from a process that has imported torch
+# (tests/python/helpers/forkserver.py). -rs prints why each skipped test skipped.
 TEST_WORKERS ?= 2
 test-python: build
 	OMP_NUM_THREADS=1 TORCHINDUCTOR_COMPILE_THREADS=1 $(PY) -m pytest -q -rs -p no:cacheprovider -n $(TEST_WORKERS) --dist load --durations=20 tests/python

@@ -18,12 +18,12 @@ def test_registration():
 
 
 def test_import_torch_alone_registers_neuron():
-    out = run_ok("device_import_torch_alone")
+    out = run_ok("device_import_torch_alone", fresh=True)  # what `import torch` itself does
     assert out.split() == ["True", "neuron:0"]
 
 
 def test_autoload_can_be_disabled():
-    out = run_ok("device_has_neuron", env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
+    out = run_ok("device_has_neuron", env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}, fresh=True)
     assert out.strip() == "False"
 
 

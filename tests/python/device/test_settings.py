@@ -99,7 +99,7 @@ def test_values_parse_to_their_types():
 def test_a_bad_value_warns_at_import_and_fails_the_first_use_of_the_device(env, owner):
     ((name, value),) = env.items()
     assert settings.BY_NAME[name].reader == owner
-    out = run_ok("settings_first_use", env=env)
+    out = run_ok("settings_first_use", env=env, fresh=True)  # the warnings of the import itself
     assert f"WARNING SettingWarning: torch_neuronx: {name}='{value}' is not valid" in out
     assert f"ERROR {name}='{value}' is not valid: it accepts" in out
 

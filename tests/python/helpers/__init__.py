@@ -5,7 +5,9 @@ import time, so a worker that tests import order can still use them.
 - `processes`: a child interpreter's environment without the caller's
   NEURON_* / TORCH_NEURONX_* settings (`scrubbed_env`; `worker_env` adds
   tests/python to PYTHONPATH, so workers import `helpers` and each other) and
-  one-process runs of a worker (`run_python`, `run_ok`);
+  one-process runs of a worker (`run_python`, `run_ok`, `start`, `finish`);
+- `forkserver`: workers and ranks forked from a process that has imported
+  torch once, in place of fresh interpreters;
 - `dist_launch`: one process per rank (`launch`, `launch_ok`, `assert_all_ok`),
   the examples/ scripts under torchrun (`torchrun`), `shm_entries`, `free_port`;
 - `rank`: what a launched rank imports (RANK, WORLD, `init()`);

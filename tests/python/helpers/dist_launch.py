@@ -11,7 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
-from helpers.processes import scrubbed_env, worker_env, worker_path
+from helpers.processes import finish, scrubbed_env, start, worker_env
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -36,29 +36,16 @@ def launch(
         NEURON_TEST_STORE=str(tmp_path / "store"),
         **(env or {}),
     )
-    procs = []
-    for r in ranks if ranks is not None else range(world):
-        procs.append(
-            subprocess.Popen(
-                [sys.executable, str(worker_path(worker)), *map(str, args)],
-                env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
+    procs = [
+        start(worker, args, dict(env, RANK=str(r), LOCAL_RANK=str(r)), slot=i)
+        for i, r in enumerate(ranks if ranks is not None else range(world))
+    ]
     # Every rank's pipes drained at once: a rank blocked writing to a full
     # pipe would stop its peers in their next collective (a hang).
     results = [None] * len(procs)
 
     def collect(i, p):
-        try:
-            out, err = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-            err += f"\n[killed after {timeout} s]"
-        results[i] = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        results[i] = finish(p, timeout)
         results[i].pid = p.pid  # shm_left_by() finds the segments this rank created
 
     threads = [threading.Thread(target=collect, args=(i, p)) for i, p in enumerate(procs)]
