@@ -219,6 +219,7 @@ class _Server:
     def stop(self) -> None:
         self.proc.kill()
         self.proc.wait()
+        self.proc.stdout.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
