@@ -21,7 +21,7 @@ PY_FOLDERS := $(shell find torch_neuronx -type d -not -name __pycache__)
 export OMP_NUM_THREADS ?= 2
 # Python's default: compiled modules cached in __pycache__. A shell that
 # turns it off makes every one of the tests' processes compile the package
-# anew (about 0.7 CPU-seconds each).
+# anew.
 unexport PYTHONDONTWRITEBYTECODE
 # ccache keyed on paths relative to the checkout, so another clone of the
 # repository (CI's) reuses the objects of this one's builds.
@@ -114,8 +114,8 @@ figures: $(DEPS_STAMP)
 # The C++ tier under sanitizers, each in a build tree of its own
 # (docs/develop.md). test-cpp-asan: AddressSanitizer +
 # UndefinedBehaviorSanitizer, any report fatal; not in `make test`, whose
-# 20-minute budget its build (about five minutes from a cold ccache) does
-# not fit.
+# 20-minute budget its build from a cold ccache does not fit (the README's
+# "Test time").
 # test-cpp-tsan (`make sanitize` only): ThreadSanitizer with every emulator
 # stream on its worker thread; tests/sanitizers/tsan.supp lists what is
 # suppressed, each entry with its reason; it builds file by file (no unity

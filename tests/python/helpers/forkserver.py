@@ -186,7 +186,6 @@ def _read_line(conn: socket.socket) -> str:
 
 class _Server:
     def __init__(self, env: dict[str, str]):
-        self.env = env
         self.folder = tempfile.mkdtemp(prefix="neuron-forkserver-")
         self.path = os.path.join(self.folder, "socket")
         self.proc = subprocess.Popen(
