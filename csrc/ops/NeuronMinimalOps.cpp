@@ -135,11 +135,23 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   return self;
 }
 
+// As ATen's fill_ on any device: a value on another device (a CPU scalar
+// tensor) is a Scalar, converted with overflow checks; a value on self's
+// device is copied and cast as copy_ casts, unchecked (uint8 filled with
+// -4.8 holds 252, as on the CPU).
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
   NEURON_COUNT_OP("aten::fill_.Tensor");
   TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
               " dimensions.");
-  return fill_scalar(self, value.item());
+  if (value.device() != self.device()) {
+    return fill_scalar(self, value.item());
+  }
+  const at::Tensor host_value = value.cpu();  // a copy: value may alias self
+  neuron_op_activity_.add_output(self);
+  HostAccess host(self, HostAccess::Mode::kWrite);
+  at::native::fill_(const_cast<at::Tensor&>(host.cpu()), host_value);
+  host.finish();
+  return self;
 }
 
 at::Tensor& zero(at::Tensor& self) {

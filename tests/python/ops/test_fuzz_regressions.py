@@ -49,3 +49,17 @@ def test_a_copy_between_overlapping_views_is_refused_as_on_the_cpu(case):
         }[case]
         with pytest.raises(RuntimeError, match="refers? to a single memory location"):
             dst.copy_(src)
+
+
+@pytest.mark.parametrize("value", [-4.8158, 300.0, 7.5])
+def test_fill_with_a_device_scalar_casts_as_copy_does(value):
+    # Found by the op fuzzer (make fuzz beside a CPU hog): fill_(uint8, 0-dim float tensor) on
+    # neuron went through Scalar's checked conversion and raised "cannot be converted to type
+    # uint8_t without overflow", where ATen fills from a same-device value as copy_ casts (the
+    # CPU gives 252 for -4.8). A CPU scalar tensor still converts with the check, as on CUDA.
+    got = torch.full((3,), 2, dtype=torch.uint8, device="neuron").fill_(torch.tensor(value, device="neuron"))
+    want = torch.full((3,), 2, dtype=torch.uint8).fill_(torch.tensor(value))
+    assert torch.equal(got.cpu(), want)
+    if not 0 <= value < 256:
+        with pytest.raises(RuntimeError, match="without overflow"):
+            torch.zeros(3, dtype=torch.uint8, device="neuron").fill_(torch.tensor(value))
