@@ -27,7 +27,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # repository (CI's) reuses the objects of this one's builds.
 CCACHE_RELATIVE = CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1
 
-.PHONY: all build format format-check walks test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench figures sweep scale sanitize fuzz soak kernel-repos system-deps clean
+.PHONY: all build format format-check walks test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench figures sweep scale sanitize fuzz nki-library soak kernel-repos system-deps clean
 
 all: build
 
@@ -165,6 +165,14 @@ fuzz: build
 	FUZZ_PROGRAMS=$(FUZZ_PROGRAMS) FUZZ_SEQUENCES=$(FUZZ_SEQUENCES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 	FUZZ_PROGRAMS=$$(( $(FUZZ_PROGRAMS) / 5 )) FUZZ_SEQUENCES=$$(( $(FUZZ_SEQUENCES) / 5 )) TORCH_NEURONX_EMU_QUEUE=thread \
 	  $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
+
+# The NKI Library yardstick (docs/nki.md): AWS's NKI Library's own tests,
+# unchanged, with torch_neuronx.nki as their simulator, from a checkout of
+# github.com/aws-neuron/nki-library given as NKI_LIBRARY. Not in make test:
+# the library is not part of the project.
+nki-library: build
+	@test -n "$(NKI_LIBRARY)" || (echo "make nki-library NKI_LIBRARY=path/to/nki-library (a checkout of github.com/aws-neuron/nki-library)"; exit 2)
+	$(PY) benchmarks/nki_library/run.py $(NKI_LIBRARY)
 
 # The soak (docs/develop.md): a compiled bf16-autocast tiny Llama trained
 # with AdamW for 2,000 steps, 2,000 generate calls, and 2-rank FSDP2 training

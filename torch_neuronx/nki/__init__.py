@@ -17,9 +17,11 @@ Layers, each importing only those below it (tests/python/project/test_layering.p
   executor/    plans: fusing, binding to device memory, running
   jit.py       `nki.jit` / Kernel: traces, checks, estimates, runs
   torch_ops.py `nki_op` / `wrap_nki` (torch.library)
+  typing.py, collectives.py  `nki.typing`, `nki.collectives`
 """
 
-from . import isa, language
+from . import collectives, isa, language, typing
+from .chip.dtypes import DType as dtype  # `nki.dtype`, the annotation of dtype parameters
 from .errors import NKIError, NKIUnsupported
 from .finder import install as _install_finder
 from .jit import Kernel, jit, last_estimate, simulate, stats
@@ -41,6 +43,8 @@ __all__ = [
     "NKIError",
     "NKIUnsupported",
     "baremetal",
+    "collectives",
+    "dtype",
     "isa",
     "jit",
     "language",
@@ -48,4 +52,5 @@ __all__ = [
     "simulate",
     "simulate_kernel",
     "stats",
+    "typing",
 ]

@@ -180,7 +180,7 @@ class Kernel:
                     r = self.fn(*targs, **tkwargs)
                 except NKIError as e:
                     if e.kernel is None:  # raised below the kernel's frame: name the kernel and its line
-                        raise NKIError(e.detail, kernel=self.__name__, line=tr.line_of(e.__traceback__)) from None
+                        raise type(e)(e.detail, kernel=self.__name__, line=tr.line_of(e.__traceback__)) from None
                     raise
                 if i == 0:
                     result = r

@@ -220,7 +220,9 @@ NKI_LAYERS = {
     "executor": {"errors", "trace", "_C"},
     "jit": {"errors", "chip", "trace", "cost", "executor", "_C", "observability"},
     "torch_ops": {"errors", "jit"},
-    "api": {"errors", "finder", "isa", "language", "jit"},
+    "typing": {"trace"},
+    "collectives": {"errors", "language"},
+    "api": {"errors", "finder", "chip", "isa", "language", "jit", "typing", "collectives"},
 }
 
 

@@ -1,27 +1,101 @@
-"""NKI's data types are PyTorch's: `nl.bfloat16` is `torch.bfloat16` and the
-fp8 formats are PyTorch's fp8 dtypes, so tiles hold real fp8 values (casts
-round to nearest even, as the hardware's do). NumPy dtypes, ml_dtypes and
-strings are accepted wherever a dtype is. `fp32` and `bfp16` hold the
-lowest finite values that kernels use as -inf (`nl.fp32.min`)."""
+"""NKI's data types. `nl.bfloat16` and the others are `DType`s: to the
+emulator each is a PyTorch dtype (`.torch`; it compares and hashes equal to
+that dtype, so `tile.dtype == nl.bfloat16` holds and dicts keyed by nl
+dtypes find a tile's dtype), and to NumPy a NumPy dtype (`.dtype`, so test
+data can be `x.astype(nl.bfloat16)` as with AWS's simulator; the
+low-precision formats need ml_dtypes imported). Tiles hold PyTorch dtypes,
+and fp8 tiles hold real fp8 values (casts round to nearest even, as the
+hardware's do). NumPy dtypes, ml_dtypes and strings are accepted wherever
+a dtype is. `fp32` and `bfp16` hold the lowest finite values that kernels
+use as -inf (`nl.fp32.min`)."""
 
 import torch
 
-from ..errors import NKIError
+from ..errors import NKIError, NKIUnsupported
 
-float32 = torch.float32
-tfloat32 = torch.float32  # stored as fp32; the Tensor engine's tf32 rounding is not modelled
-float16 = torch.float16
-bfloat16 = torch.bfloat16
-float8_e4m3 = torch.float8_e4m3fn  # Trainium2's e4m3: no infinities, max 448
-float8_e5m2 = torch.float8_e5m2
-int8 = torch.int8
-int16 = torch.int16
-int32 = torch.int32
-int64 = torch.int64
-uint8 = torch.uint8
-uint16 = torch.uint16
-uint32 = torch.uint32
-bool_ = torch.bool
+_NUMPY_OWN = {"float32", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool"}
+
+
+class DType:
+    """One NKI dtype: its NKI name, its PyTorch dtype and its NumPy name."""
+
+    __slots__ = ("name", "torch", "numpy_name")
+
+    def __init__(self, name: str, torch_dtype: torch.dtype, numpy_name: str | None = None):
+        self.name, self.torch, self.numpy_name = name, torch_dtype, numpy_name or name
+
+    @property
+    def dtype(self):
+        """The NumPy dtype (what `np.dtype(nl.bfloat16)` and `astype` read)."""
+        import numpy as np
+
+        if self.numpy_name not in _NUMPY_OWN:
+            import ml_dtypes  # noqa: F401  (registers bfloat16 and the fp8 formats with NumPy)
+        return np.dtype(self.numpy_name)
+
+    def __eq__(self, other):
+        if isinstance(other, DType):
+            return self.torch == other.torch
+        if isinstance(other, torch.dtype):
+            return self.torch == other
+        if isinstance(other, str):
+            return other in (self.name, self.numpy_name)
+        return NotImplemented
+
+    def __ne__(self, other):
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    def __hash__(self):
+        return hash(self.torch)
+
+    def __getattr__(self, attr):  # is_floating_point, itemsize, ... of the PyTorch dtype
+        if attr in DType.__slots__:
+            raise AttributeError(attr)
+        return getattr(self.torch, attr)
+
+    def __repr__(self):
+        return f"nl.{self.name}"
+
+    __str__ = __repr__
+
+
+float32 = DType("float32", torch.float32)
+# tfloat32 is stored as fp32: the Tensor engine's tf32 rounding is not modelled
+tfloat32 = DType("tfloat32", torch.float32, "float32")
+float16 = DType("float16", torch.float16)
+bfloat16 = DType("bfloat16", torch.bfloat16)
+float8_e4m3 = DType("float8_e4m3", torch.float8_e4m3fn)  # Trainium2's e4m3: no infinities, max 448
+float8_e4m3fn = DType("float8_e4m3fn", torch.float8_e4m3fn)
+float8_e5m2 = DType("float8_e5m2", torch.float8_e5m2)
+float8_e8m0fnu = DType("float8_e8m0fnu", torch.float8_e8m0fnu)  # MX scales: a power of two
+int8 = DType("int8", torch.int8)
+int16 = DType("int16", torch.int16)
+int32 = DType("int32", torch.int32)
+int64 = DType("int64", torch.int64)
+uint8 = DType("uint8", torch.uint8)
+uint16 = DType("uint16", torch.uint16)
+uint32 = DType("uint32", torch.uint32)
+bool_ = DType("bool_", torch.bool, "bool")
+
+
+class PackedDType:
+    """A packed MX format of NeuronCore-v4 (Trainium3): `lanes` values of
+    `element` in one 32-bit word, the operands of nisa.nc_matmul_mx and
+    nisa.quantize_mx. Kernels may name them on any target; a buffer of one
+    is refused until the emulator models MX (to_torch)."""
+
+    def __init__(self, name: str, element: str, lanes: int = 4):
+        self.name, self.element, self.lanes = name, element, lanes
+        self.itemsize = 4
+
+    def __repr__(self):
+        return f"nl.{self.name}"
+
+
+float8_e4m3fn_x4 = PackedDType("float8_e4m3fn_x4", "float8_e4m3fn")
+float8_e5m2_x4 = PackedDType("float8_e5m2_x4", "float8_e5m2")
+float4_e2m1fn_x4 = PackedDType("float4_e2m1fn_x4", "float4_e2m1fn")
 
 
 class fp32:  # noqa: N801  (AWS's name)
@@ -35,25 +109,26 @@ class bfp16:  # noqa: N801
 
 
 _BY_NAME = {
-    "float32": float32,
-    "fp32": float32,
-    "tfloat32": tfloat32,
-    "float16": float16,
-    "fp16": float16,
-    "bfloat16": bfloat16,
-    "bf16": bfloat16,
-    "float8_e4m3": float8_e4m3,
-    "float8_e4m3fn": float8_e4m3,
-    "float8_e5m2": float8_e5m2,
-    "int8": int8,
-    "int16": int16,
-    "int32": int32,
-    "int64": int64,
-    "uint8": uint8,
-    "uint16": uint16,
-    "uint32": uint32,
-    "bool": bool_,
-    "float64": float32,
+    "float32": float32.torch,
+    "fp32": float32.torch,
+    "tfloat32": tfloat32.torch,
+    "float16": float16.torch,
+    "fp16": float16.torch,
+    "bfloat16": bfloat16.torch,
+    "bf16": bfloat16.torch,
+    "float8_e4m3": float8_e4m3.torch,
+    "float8_e4m3fn": float8_e4m3.torch,
+    "float8_e5m2": float8_e5m2.torch,
+    "float8_e8m0fnu": float8_e8m0fnu.torch,
+    "int8": int8.torch,
+    "int16": int16.torch,
+    "int32": int32.torch,
+    "int64": int64.torch,
+    "uint8": uint8.torch,
+    "uint16": uint16.torch,
+    "uint32": uint32.torch,
+    "bool": bool_.torch,
+    "float64": float32.torch,
 }
 
 FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2)
@@ -61,8 +136,15 @@ FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, tor
 
 def to_torch(dtype) -> torch.dtype:
     """The torch dtype for any spelling of an NKI dtype."""
+    if isinstance(dtype, DType):
+        return dtype.torch
     if isinstance(dtype, torch.dtype):
         return torch.float32 if dtype == torch.float64 else dtype
+    if isinstance(dtype, PackedDType):
+        raise NKIUnsupported(
+            f"{dtype!r} is a packed MX format of Trainium3 (nisa.nc_matmul_mx, nisa.quantize_mx), "
+            f"which the NKI emulator does not model yet"
+        )
     name = getattr(dtype, "name", None) or getattr(dtype, "__name__", None) or str(dtype)
     name = str(name).replace("numpy.", "").replace("torch.", "")
     if name in _BY_NAME:

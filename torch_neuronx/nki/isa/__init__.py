@@ -12,8 +12,10 @@ functions or the NumPy functions AWS's samples pass (`np.add`, `np.max`,
 One file per engine (tensor.py, scalar.py, vector.py and reductions.py,
 gpsimd.py, dma.py; fill.py for memset): a new instruction is one function in
 the file of its engine, exported here, with its cost in cost/instructions.py.
-This layer records through trace/ and never imports `nki.language`. A name
-nisa does not have raises NKIUnsupported.
+This layer records through trace/ and never imports `nki.language`. An
+instruction of AWS's API that the emulator lacks (NOT_YET) imports, so a
+kernel module that names it loads, and raises NKIUnsupported when called;
+any other name is an AttributeError.
 """
 
 from ..chip.dtypes import fp32
@@ -22,11 +24,14 @@ from ..trace.buffers import PSUM, SBUF
 from ..trace.emit import emit
 from ..trace.operands import as_tile, f32
 from ..trace.tile import Tile
+from . import constants
 from .dma import dma_copy, dma_transpose
 from .enums import (
     NkiValidationError,
     dge_mode,
+    dma_engine,
     engine,
+    get_nc_sub_version,
     get_nc_version,
     gpsimd_engine,
     matmul_perf_mode,
@@ -43,7 +48,15 @@ from .gpsimd import affine_select, iota
 from .reductions import bn_aggr, bn_stats, max8, tensor_reduce
 from .scalar import activation, activation_reduce
 from .tensor import nc_matmul, nc_transpose
-from .vector import reciprocal, scalar_tensor_tensor, tensor_copy, tensor_scalar, tensor_tensor
+from .vector import (
+    nc_stream_shuffle,
+    reciprocal,
+    scalar_tensor_tensor,
+    tensor_copy,
+    tensor_scalar,
+    tensor_tensor,
+    tensor_tensor_scan,
+)
 
 __all__ = [
     # instructions
@@ -58,6 +71,7 @@ __all__ = [
     "max8",
     "memset",
     "nc_matmul",
+    "nc_stream_shuffle",
     "nc_transpose",
     "reciprocal",
     "scalar_tensor_tensor",
@@ -65,10 +79,14 @@ __all__ = [
     "tensor_reduce",
     "tensor_scalar",
     "tensor_tensor",
+    "tensor_tensor_scan",
     # enums and constants
+    "constants",
     "dge_mode",
+    "dma_engine",
     "engine",
     "fp32",
+    "get_nc_sub_version",
     "get_nc_version",
     "gpsimd_engine",
     "matmul_perf_mode",
@@ -91,7 +109,25 @@ __all__ = [
 ]
 
 
+# AWS's instructions the emulator does not run yet.
+NOT_YET = frozenset(
+    """activate2 core_barrier dma_compute dropout exponential local_gather nc_find_index8
+    nc_match_replace8 nc_matmul_mx nc_n_gather nonzero_with_count quantize_mx
+    rand2 rand_get_state rand_set_state range_select register_alloc register_load register_move
+    register_store rng select_reduce sendrecv sequence_bounds set_rng_seed tensor_copy_predicated
+    tensor_partition_reduce tensor_scalar_cumulative tensor_scalar_reduce topk""".split()
+)
+
+
+def _not_yet(name):
+    def instruction(*args, **kwargs):
+        raise NKIUnsupported(f"nki.isa.{name} is not supported by the NKI emulator yet (docs/nki.md lists what is)")
+
+    instruction.__name__ = name
+    return instruction
+
+
 def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise NKIUnsupported(f"nki.isa.{name} is not supported by the NKI emulator yet (docs/nki.md lists what is)")
+    if name in NOT_YET:
+        return _not_yet(name)
+    raise AttributeError(f"module 'nki.isa' has no attribute '{name}' (AWS's nki.isa has no such name either)")

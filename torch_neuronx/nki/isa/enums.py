@@ -1,14 +1,17 @@
 """The enums of nki.isa calls: engines, reduce commands, DMA and matmul modes,
-NeuronCore versions (`get_nc_version`), as AWS spells them. Options this
-emulator does not model are accepted and change nothing."""
+NeuronCore versions (`get_nc_version`), as AWS spells them: Enums, so
+kernels and test harnesses may read `.name`; the integer ones compare with
+ints. Options this emulator does not model are accepted and change nothing."""
 
 from __future__ import annotations
+
+import enum
 
 from ..errors import NKIError
 from ..trace import state
 
 
-class engine:  # noqa: N801
+class engine(enum.IntEnum):  # noqa: N801
     unknown, tensor, scalar, gpsimd, dma, vector, sync = 0, 1, 2, 3, 4, 5, 6
 
 
@@ -21,23 +24,27 @@ tensor_engine, scalar_engine, gpsimd_engine, vector_engine, unknown_engine = (
 )
 
 
-class reduce_cmd:  # noqa: N801
+class reduce_cmd(enum.IntEnum):  # noqa: N801
     idle, reset, reduce, reset_reduce, load_reduce = 0, 1, 2, 3, 4
 
 
-class dge_mode:  # noqa: N801
-    none, swdge, hwdge, unknown = 0, 1, 2, 3
+class dge_mode(enum.IntEnum):  # noqa: N801
+    unknown, swdge, hwdge, none = 0, 1, 2, 3
 
 
-class oob_mode:  # noqa: N801
+class dma_engine(enum.IntEnum):  # noqa: N801
+    dma, gpsimd_dma = 1, 2
+
+
+class oob_mode(enum.IntEnum):  # noqa: N801
     error, skip = 0, 1
 
 
-class nc_version:  # noqa: N801
+class nc_version(enum.IntEnum):  # noqa: N801
     gen2, gen3, gen4 = 2, 3, 4
 
 
-class matmul_perf_mode:  # noqa: N801
+class matmul_perf_mode(enum.StrEnum):  # noqa: N801
     none, double_row = "none", "double_row"
 
 
@@ -61,3 +68,7 @@ def get_nc_version():
     tr = state.current()
     target = tr.target if tr is not None else "trn2"
     return {"trn1": nc_version.gen2, "trn2": nc_version.gen3, "trn3": nc_version.gen4}[target]
+
+
+def get_nc_sub_version():
+    return 0

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..chip import dtypes
@@ -224,3 +226,89 @@ def reciprocal(*args, **kwargs):
         dtype=out_dtype(d, data),
         mask=d.get("mask"),
     )
+
+
+def tensor_tensor_scan(*args, **kwargs):
+    """Per partition, along the free elements: r[i] = op1(op0(data0[i], r[i-1]),
+    data1[i]), r[-1] = initial (a scalar or a tile of one element per
+    partition); `reverse0`/`reverse1` swap an op's operands. In fp32, step by
+    step as the Vector engine runs it, rounded once to dst's dtype."""
+    d = split(
+        args,
+        kwargs,
+        {
+            "dst": REQ,
+            "data0": REQ,
+            "data1": REQ,
+            "initial": REQ,
+            "op0": REQ,
+            "op1": REQ,
+            "reverse0": False,
+            "reverse1": False,
+        },
+    )
+    need(d, "dst", "data0", "data1", "initial", "op0", "op1")
+    a, b = as_tile(d["data0"], "tensor_tensor_scan data0"), as_tile(d["data1"], "tensor_tensor_scan data1")
+    tr = state.require("nisa.tensor_tensor_scan")
+    if a.shape[0] != b.shape[0] or math.prod(a.shape) != math.prod(b.shape):
+        raise tr.error(
+            f"nisa.tensor_tensor_scan: data0{list(a.shape)} and data1{list(b.shape)} need the same partitions "
+            f"and the same number of elements per partition"
+        )
+    if a.access.buffer.kind is PSUM and b.access.buffer.kind is PSUM:
+        raise tr.error("nisa.tensor_tensor_scan: data0 and data1 cannot both be in PSUM")
+    initial = _scalar_operand(d["initial"])
+    f0, f1 = binary_fn(d["op0"], "tensor_tensor_scan"), binary_fn(d["op1"], "tensor_tensor_scan")
+    reverse0, reverse1 = bool(d["reverse0"]), bool(d["reverse1"])
+
+    def compute(x, y, *rest):
+        p = x.shape[0]
+        x, y = f32(x).reshape(p, -1), f32(y).reshape(p, -1)
+        prev = f32(rest[0]).reshape(p) if rest else torch.full((p,), float(initial))
+        out = torch.empty_like(x)
+        for i in range(x.shape[1]):
+            t = f0(prev, x[:, i]) if reverse0 else f0(x[:, i], prev)
+            prev = f1(y[:, i], t) if reverse1 else f1(t, y[:, i])
+            out[:, i] = prev
+        return out.reshape(a.shape)
+
+    return emit(
+        "tensor_tensor_scan",
+        "vector",
+        compute,
+        [a, b] + ([initial] if isinstance(initial, Tile) else []),
+        dst=d["dst"],
+    )
+
+
+def nc_stream_shuffle(*args, **kwargs):
+    """Moves partitions within each quadrant of 32: dst partition q*32+i takes
+    src partition q*32+shuffle_mask[i], or keeps its value where the mask is 255.
+    The same 32-entry mask applies to every quadrant."""
+    d = split(args, kwargs, {"dst": REQ, "src": REQ, "shuffle_mask": REQ})
+    need(d, "dst", "src", "shuffle_mask")
+    dst, src = as_tile(d["dst"], "nc_stream_shuffle dst"), as_tile(d["src"], "nc_stream_shuffle src")
+    tr = state.require("nisa.nc_stream_shuffle")
+    mask = [int(m) for m in d["shuffle_mask"]]
+    if len(mask) != 32 or any(not (0 <= m < 32 or m == 255) for m in mask):
+        raise tr.error(
+            f"nisa.nc_stream_shuffle: shuffle_mask must be 32 partitions of a quadrant (0-31) or 255, got {mask}"
+        )
+    if dst.dtype != src.dtype or math.prod(dst.shape[1:]) != math.prod(src.shape[1:]):
+        raise tr.error(
+            f"nisa.nc_stream_shuffle: dst {list(dst.shape)} {dst.dtype} and src {list(src.shape)} {src.dtype} need "
+            f"the same dtype and the same number of elements per partition"
+        )
+    pd, ps = dst.shape[0], src.shape[0]
+    take = [(j, (j // 32) * 32 + mask[j % 32]) for j in range(pd) if mask[j % 32] != 255]
+    if any(s >= ps for _, s in take):
+        raise tr.error(f"nisa.nc_stream_shuffle: the mask reads a partition past src's {ps}")
+    rows = torch.tensor([j for j, _ in take], dtype=torch.int64)
+    sources = torch.tensor([s for _, s in take], dtype=torch.int64)
+
+    def compute(x, old):
+        out = old.reshape(pd, -1).clone()
+        out[rows] = x.reshape(ps, -1)[sources].to(out.dtype)
+        return out.reshape(dst.shape)
+
+    return emit("nc_stream_shuffle", "vector", compute, [src, dst], dst=dst)

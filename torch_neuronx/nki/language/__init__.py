@@ -20,8 +20,13 @@ from ..chip.dtypes import (
     bfloat16,
     bfp16,
     bool_,
+    float4_e2m1fn_x4,
     float8_e4m3,
+    float8_e4m3fn,
+    float8_e4m3fn_x4,
     float8_e5m2,
+    float8_e5m2_x4,
+    float8_e8m0fnu,
     float16,
     float32,
     fp32,
@@ -43,7 +48,15 @@ from ..trace.indexing import IndexExpr, arange, ds, mgrid
 from ..trace.operands import as_tile, dma_cost, f32, is_scalar, partition_aligned
 from ..trace.tile import Tile
 from . import operators as _operators
-from .control import affine_range, num_programs, program_id, program_ndim, sequential_range, static_range
+from .control import (
+    affine_range,
+    dynamic_range,
+    num_programs,
+    program_id,
+    program_ndim,
+    sequential_range,
+    static_range,
+)
 from .debug import device_print
 from .elementwise import (
     add,
@@ -82,8 +95,9 @@ from .memory import (
     private_hbm,
     psum,
     sbuf,
+    shared_constant,
     shared_hbm,
-    tile,
+    shared_identity_matrix,
     zeros,
     zeros_like,
 )
@@ -91,6 +105,7 @@ from .movement import broadcast_to, copy, load, load_transpose2d, store
 from .reductions import all, max, mean, min, prod, rms_norm, softmax, sum, var
 from .rng import dropout, rand, random_seed
 from .tensor_engine import matmul, transpose
+from .types import NKIObject, NkiTensor, dtype, tensor, tile
 from .unary import (
     abs,
     arctan,
@@ -98,10 +113,14 @@ from .unary import (
     ceil,
     cos,
     erf,
+    erf_dx,
     exp,
     floor,
     gelu,
+    gelu_apprx_sigmoid,
+    gelu_apprx_sigmoid_dx,
     gelu_apprx_tanh,
+    gelu_dx,
     identity,
     invert,
     log,
@@ -114,6 +133,7 @@ from .unary import (
     sigmoid,
     sign,
     silu,
+    silu_dx,
     sin,
     softplus,
     sqrt,
@@ -124,16 +144,24 @@ from .unary import (
 )
 
 _operators.bind()
+bool = bool_  # noqa: A001  (AWS's spelling beside bool_)
 
 __all__ = [
     # dtypes and their limits
     "bfloat16",
     "bfp16",
+    "bool",
     "bool_",
+    "dtype",
     "float16",
     "float32",
+    "float4_e2m1fn_x4",
     "float8_e4m3",
+    "float8_e4m3fn",
+    "float8_e4m3fn_x4",
     "float8_e5m2",
+    "float8_e5m2_x4",
+    "float8_e8m0fnu",
     "fp32",
     "int16",
     "int32",
@@ -155,7 +183,9 @@ __all__ = [
     "private_hbm",
     "psum",
     "sbuf",
+    "shared_constant",
     "shared_hbm",
+    "shared_identity_matrix",
     "tile",
     "tile_size",
     "zeros",
@@ -166,6 +196,7 @@ __all__ = [
     "mgrid",
     # programs and loops
     "affine_range",
+    "dynamic_range",
     "num_programs",
     "program_id",
     "program_ndim",
@@ -208,10 +239,14 @@ __all__ = [
     "ceil",
     "cos",
     "erf",
+    "erf_dx",
     "exp",
     "floor",
     "gelu",
+    "gelu_apprx_sigmoid",
+    "gelu_apprx_sigmoid_dx",
     "gelu_apprx_tanh",
+    "gelu_dx",
     "identity",
     "invert",
     "log",
@@ -224,6 +259,7 @@ __all__ = [
     "sigmoid",
     "sign",
     "silu",
+    "silu_dx",
     "sin",
     "softplus",
     "sqrt",
@@ -241,6 +277,10 @@ __all__ = [
     "softmax",
     "sum",
     "var",
+    # types
+    "NKIObject",
+    "NkiTensor",
+    "tensor",
     # Tensor engine
     "matmul",
     "transpose",

@@ -44,3 +44,9 @@ def sequential_range(*args, **kwargs):
 
 def static_range(*args, **kwargs):
     return _range("static", args)
+
+
+def dynamic_range(*args, **kwargs):
+    """A loop with bounds known on the device only (VirtualRegisters) on the
+    chip; here its bounds are Python ints, so it runs as a sequential_range."""
+    return _range("sequential", args)

@@ -1,11 +1,14 @@
 """`nl` memory: the buffers a tensor lives in (`nl.sbuf`, `nl.psum`, `nl.hbm`,
-`nl.shared_hbm`, `nl.private_hbm`) and allocation (`nl.ndarray`, `nl.zeros`,
-`nl.full`, ... and their `_like` forms).
+`nl.shared_hbm`, `nl.private_hbm`), allocation (`nl.ndarray`, `nl.zeros`,
+`nl.full`, ... and their `_like` forms) and constants (`nl.shared_constant`,
+`nl.shared_identity_matrix`).
 
 An on-chip allocation is a new tile (its partition dimension the `nl.par_dim`
 of its shape, else the first); a `shared_hbm` one is a kernel output, shared by
 every grid instance (each must allocate the same ones, in the same order);
 other HBM is scratch. The fills are Vector-engine memsets (isa/fill.py)."""
+
+import torch
 
 from ..chip import dtypes
 from ..isa.fill import fill
@@ -13,15 +16,16 @@ from ..trace import state
 from ..trace.access import Access
 from ..trace.alloc import new_buffer, new_tile, shape_and_par
 from ..trace.buffers import HBM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM
+from ..trace.emit import emit
 from ..trace.tile import Tile
 
 sbuf, psum, hbm, shared_hbm, private_hbm = SBUF, PSUM, HBM, SHARED_HBM, PRIVATE_HBM
-tile = Tile  # nl.tile: the type of the tensors and tiles a kernel holds
 
 
-def ndarray(shape, dtype, buffer=None, name="", **kwargs) -> Tile:
+def ndarray(shape, dtype, buffer=None, name="", address=None, **kwargs) -> Tile:
     """An uninitialised tensor in `buffer` (SBUF by default; an HBM buffer
-    makes a kernel output or scratch tensor)."""
+    makes a kernel output or scratch tensor). `address` (a fixed on-chip
+    placement) changes nothing here: the emulator allocates by itself."""
     tr = state.require("nl.ndarray")
     kind = buffer or SBUF
     shape, par = shape_and_par(shape)
@@ -74,3 +78,29 @@ def full_like(a, fill_value, dtype=None, buffer=None, name="", **kwargs) -> Tile
 
 def empty_like(a, dtype=None, buffer=None, name="", **kwargs) -> Tile:
     return ndarray(a.shape, dtype or a.dtype, buffer or a.buffer, name)
+
+
+def _constant(t: Tile, values: torch.Tensor) -> Tile:
+    """Records `t` holding `values`. AWS loads constants with the model, before
+    the kernel runs; here writing them costs an instruction (an overestimate)."""
+    emit("iota", "gpsimd", lambda: values, [], dst=t, make_step=lambda rd, wr, acc: lambda env: wr[0].put(env, values))
+    return t
+
+
+def shared_identity_matrix(n, dtype=dtypes.uint8, dst=None, **kwargs) -> Tile:
+    """An n x n identity matrix in SBUF (or written into `dst`)."""
+    t = dst if dst is not None else ndarray((n, n), dtype, SBUF)
+    return _constant(t, torch.eye(int(n)))
+
+
+def shared_constant(constant, **kwargs) -> Tile:
+    """A shared-HBM tensor holding `constant` (a NumPy array, or the path of a .npy file)."""
+    import numpy as np
+
+    array = np.load(constant) if isinstance(constant, (str, bytes)) or hasattr(constant, "__fspath__") else constant
+    array = np.ascontiguousarray(array)
+    dtype = dtypes.to_torch(array.dtype)
+    # floats through fp32 (ml_dtypes' bf16/fp8 have no NumPy-to-torch conversion); the buffer rounds them back
+    values = torch.from_numpy(array.astype(np.float32) if dtype.is_floating_point else array)
+    t = Tile(Access.whole(new_buffer(tuple(array.shape), dtype, HBM, None, role="scratch")))
+    return _constant(t, values)

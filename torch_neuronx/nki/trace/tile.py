@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ..errors import NKIError
-from . import state
+from . import state, views
 from .access import Access
 from .buffers import Buffer
 
@@ -125,8 +125,29 @@ class Tile:
     def __iter__(self):
         raise NKIError("iterating over a tile is not supported: index it with nl.arange / slices")
 
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
     def reshape(self, *shape):
-        return _reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        if self.access.is_whole() and -1 not in shape:
+            return _reshape(self, shape)
+        return views.reshape_view(self, shape)
+
+    # the view methods of AWS's NkiTensor (views.py)
+    strides = property(views.strides)
+    offset = property(views.offset)
+    get_pattern = views.get_pattern
+    ap = views.ap
+    slice = views.slice_
+    select = views.select
+    permute = views.permute
+    broadcast = views.broadcast
+    expand_dim = views.expand_dim
+    squeeze_dim = views.squeeze_dim
+    reshape_dim = views.reshape_dim
+    flatten_dims = views.flatten_dims
 
     def view(self, dtype):
         raise NKIError("reinterpreting a tile as another dtype (tile.view) is not supported yet")
@@ -159,8 +180,14 @@ class Tile:
     __le__ = _op("less_equal")
     __gt__ = _op("greater")
     __ge__ = _op("greater_equal")
-    __eq__ = _op("equal")
-    __ne__ = _op("not_equal")
+    _equal, _not_equal = _op("equal"), _op("not_equal")
+
+    def __eq__(self, other):  # `t == None` (a kernel's argument check) is Python's; with a tile or number, nl.equal
+        return False if other is None else self._equal(other)
+
+    def __ne__(self, other):
+        return True if other is None else self._not_equal(other)
+
     __and__ = _op("bitwise_and")
     __or__ = _op("bitwise_or")
     __xor__ = _op("bitwise_xor")
