@@ -300,6 +300,7 @@ def test_instructions_not_emulated_yet_import_and_refuse_when_called():
 @nki.jit
 def widen(x):
     assert x.dtype == nl.bfloat16 and {nl.bfloat16: "half"}[x.dtype] == "half"
+    assert str(x.dtype) == "bfloat16" and x.dtype == torch.bfloat16  # AWS's kernels compare str(dtype) with names
     t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=x)
     out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)

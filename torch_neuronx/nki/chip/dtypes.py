@@ -57,7 +57,8 @@ class DType:
     def __repr__(self):
         return f"nl.{self.name}"
 
-    __str__ = __repr__
+    def __str__(self):  # AWS's kernels compare str(dtype) with "float8_e4m3" and the like
+        return self.name
 
 
 float32 = DType("float32", torch.float32)
@@ -134,6 +135,32 @@ _BY_NAME = {
 FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2)
 
 
+_OF_TORCH = {
+    d.torch: d
+    for d in (
+        bool_,
+        uint32,
+        uint16,
+        uint8,
+        int64,
+        int32,
+        int16,
+        int8,
+        float8_e8m0fnu,
+        float8_e5m2,
+        float8_e4m3,
+        bfloat16,
+        float16,
+        float32,
+    )
+}
+
+
+def of_torch(dtype: torch.dtype) -> DType:
+    """The nl dtype of a tile's PyTorch dtype (what `tile.dtype` gives)."""
+    return _OF_TORCH.get(dtype) or DType(str(dtype).replace("torch.", ""), dtype)
+
+
 def to_torch(dtype) -> torch.dtype:
     """The torch dtype for any spelling of an NKI dtype."""
     if isinstance(dtype, DType):
@@ -172,6 +199,7 @@ def promote(a: torch.dtype, b: torch.dtype) -> torch.dtype:
     promotion table: a float wins over an int, the wider float wins, fp16 with
     bf16 gives fp32, fp8 with a wider float gives that float, two different
     fp8 formats give bf16."""
+    a, b = to_torch(a), to_torch(b)
     if a == b:
         return a
     if a in _FP8 or b in _FP8:

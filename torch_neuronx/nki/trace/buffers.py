@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..chip import dtypes
+
 
 class BufferKind:
     """`nl.sbuf`, `nl.psum`, `nl.hbm`, `nl.shared_hbm`, `nl.private_hbm`."""
@@ -63,7 +65,7 @@ class Buffer:
 
     def __init__(self, trace, kind, shape, dtype, name, role, index=None, par_axis=0, parent=None):
         self.id = len(trace.buffers)
-        self.kind, self.shape, self.dtype = kind, tuple(int(s) for s in shape), dtype
+        self.kind, self.shape, self.dtype = kind, tuple(int(s) for s in shape), dtypes.to_torch(dtype)
         self.name = name or f"{kind.name}_{self.id}"
         self.line = trace.line()
         self.role, self.index, self.par_axis, self.parent = role, index, par_axis, parent

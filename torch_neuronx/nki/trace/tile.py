@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from ..chip import dtypes
 from ..errors import NKIError
 from . import state, views
 from .access import Access
@@ -90,6 +91,12 @@ class Tile:
 
     @property
     def dtype(self):
+        """The nl dtype (nl.bfloat16, ...), as AWS's NKI gives it: it compares
+        equal to the PyTorch dtype the buffer holds (torch_dtype)."""
+        return dtypes.of_torch(self.access.buffer.dtype)
+
+    @property
+    def torch_dtype(self):
         return self.access.buffer.dtype
 
     @property
@@ -108,7 +115,7 @@ class Tile:
         return self.shape[0]
 
     def __repr__(self):
-        return f"Tile({list(self.shape)}, {str(self.dtype).replace('torch.', '')}, {self.buffer.name})"
+        return f"Tile({list(self.shape)}, {self.dtype}, {self.buffer.name})"
 
     def __getitem__(self, key):
         return Tile(self.access[key])
