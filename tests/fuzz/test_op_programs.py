@@ -13,8 +13,8 @@ from op_programs import run_program
 PROGRAMS = int(os.environ.get("FUZZ_PROGRAMS", "10000"))
 
 
-# A second per program at most: a quiet 2-core machine runs about 17 a second,
-# one beside a CPU hog on every core about 4 (the project's default of 300 s
+# A second per program at most: a quiet 2-core machine runs about 12 a second,
+# one beside a CPU hog on every core about 3 (the project's default of 300 s
 # per test stopped the default run of 10,000).
 @pytest.mark.timeout(max(300, PROGRAMS))
 @settings(max_examples=PROGRAMS, deadline=None, database=None, suppress_health_check=list(HealthCheck), print_blob=True)
