@@ -70,7 +70,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus):
         f"op programs: {STATS['programs']} programs, {compared + raised} steps "
         f"({compared} compared, {raised} raised the same exception on both); "
         f"{STATS['programs whose backward failed (memory not checked)']} programs' backward "
-        "failed alike (their device memory not checked)"
+        "failed alike, "
+        f"{STATS['programs whose values PyTorch keeps alive on the CPU too (memory not checked)']} programs' "
+        "values PyTorch keeps alive on the CPU too (their device memory not checked)"
     )
     ops = sorted({name for name, _ in steps})
     terminalreporter.write_line(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import collections
 import gc
 import re
+import weakref
 
 import torch
 from hypothesis import note
@@ -145,17 +146,33 @@ def run_program(data) -> None:
     (a version-counter error keeps them past later backwards)."""
     baseline = torch.neuron.memory_allocated()
     STATS["programs"] += 1
-    if not run_both(data):  # every value of the program dies with this frame
+    backward_ok, twins = run_both(data)  # every value of the program dies with that frame...
+    if not backward_ok:
         STATS["programs whose backward failed (memory not checked)"] += 1
         return
+    check_memory(baseline, twins)
+
+
+def check_memory(baseline: int, twins: list) -> None:
+    """After a program: the device memory is back to `baseline`, unless PyTorch
+    itself keeps values alive, on the CPU too. `twins` holds a weak reference
+    to each value on each device, (cpu, neuron). (An in-place op of a value
+    with itself under autograd, `v.mul_(v)`, makes a reference cycle in the
+    C++ autograd graph that no garbage collection frees, on any device.)"""
     if torch.neuron.memory_allocated() > baseline:  # reference cycles (autograd graphs, tracebacks) first
         gc.collect()
+    neuron_only = [i for i, (c, d) in enumerate(twins) if d() is not None and c() is None]
+    assert not neuron_only, f"values {neuron_only} outlive the program on neuron only: {live_tensors()}"
+    if any(c() is not None for c, _ in twins):
+        STATS["programs whose values PyTorch keeps alive on the CPU too (memory not checked)"] += 1
+        return
     leaked = torch.neuron.memory_allocated() - baseline
     assert leaked <= 0, f"the program leaked {leaked} bytes of device memory; live neuron tensors: {live_tensors()}"
 
 
-def run_both(data) -> bool:
-    """Runs and compares the program; False if its backward failed (alike on both)."""
+def run_both(data) -> tuple[bool, list]:
+    """Runs and compares the program: False if its backward failed (alike on
+    both), and weak references to every value on both devices."""
     device = torch.device("neuron")
     side_stream = data.draw(st.booleans(), label="side stream")
     grad = data.draw(st.booleans(), label="autograd")
@@ -193,7 +210,8 @@ def run_both(data) -> bool:
     for i, (c, d) in enumerate(zip(cpu_pool, dev_pool)):
         if c is not None:
             same(c, d, f"v{i} at the end")  # views and in-place targets saw the same writes
-    return check_gradients(cpu_pool, dev_pool, inputs) if grad else True
+    twins = [(weakref.ref(c), weakref.ref(d)) for c, d in zip(cpu_pool, dev_pool) if c is not None]
+    return (check_gradients(cpu_pool, dev_pool, inputs) if grad else True), twins
 
 
 def live_tensors() -> list:

@@ -3,11 +3,13 @@ named test that fails without its fix (docs/develop.md), and a hundred of
 the fuzzer's own programs, derandomized, so `make test` runs the property
 itself (`make fuzz` runs thousands)."""
 
+import weakref
+
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from op_programs import run_program
+from op_programs import check_memory, run_program
 
 
 @settings(max_examples=100, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
@@ -63,3 +65,34 @@ def test_fill_with_a_device_scalar_casts_as_copy_does(value):
     if not 0 <= value < 256:
         with pytest.raises(RuntimeError, match="without overflow"):
             torch.zeros(3, dtype=torch.uint8, device="neuron").fill_(torch.tensor(value))
+
+
+def _self_multiplied(device):
+    """A value multiplied in place by itself under autograd: its MulBackward node
+    saves the value, whose grad_fn is that node, a reference cycle in PyTorch's
+    C++ autograd graph that no garbage collection frees, on any device."""
+    v0 = torch.tensor(0.5, device=device, requires_grad=True)
+    v1 = torch.where(v0 > 0, v0, v0)
+    v1.mul_(v1)
+    return weakref.ref(v1)
+
+
+def test_values_pytorch_keeps_alive_on_the_cpu_too_are_no_device_leak():
+    # Found by the op fuzzer (make fuzz, 2026-12-07): the program above "leaked 2560 bytes of device
+    # memory", but the CPU keeps the same values alive; only a value alive on neuron alone is a leak.
+    baseline = torch.neuron.memory_allocated()
+    twins = [(_self_multiplied("cpu"), _self_multiplied("neuron"))]
+    assert twins[0][0]() is not None and twins[0][1]() is not None  # PyTorch's cycle, on both devices
+    check_memory(baseline, twins)
+
+
+def test_a_value_alive_on_neuron_only_is_a_leak():
+    baseline = torch.neuron.memory_allocated()
+    kept = torch.ones(4, device="neuron")
+    cpu = torch.ones(4)
+    twins = [(weakref.ref(cpu), weakref.ref(kept))]
+    del cpu
+    with pytest.raises(AssertionError, match=r"values \[0\] outlive the program on neuron only"):
+        check_memory(baseline, twins)
+    del kept
+    check_memory(baseline, [])
