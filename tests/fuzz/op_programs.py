@@ -155,15 +155,17 @@ def run_program(data) -> None:
 
 def check_memory(baseline: int, twins: list) -> None:
     """After a program: the device memory is back to `baseline`, unless PyTorch
-    itself keeps values alive, on the CPU too. `twins` holds a weak reference
+    itself keeps values alive, on the CPU too (then the memory of the values
+    that outlive the program is not checked). `twins` holds a weak reference
     to each value on each device, (cpu, neuron). (An in-place op of a value
     with itself under autograd, `v.mul_(v)`, makes a reference cycle in the
     C++ autograd graph that no garbage collection frees, on any device.)"""
     if torch.neuron.memory_allocated() > baseline:  # reference cycles (autograd graphs, tracebacks) first
         gc.collect()
-    neuron_only = [i for i, (c, d) in enumerate(twins) if d() is not None and c() is None]
+    alive = [i for i, (_, d) in enumerate(twins) if d() is not None and d().device.type == "neuron"]
+    neuron_only = [i for i in alive if twins[i][0]() is None]
     assert not neuron_only, f"values {neuron_only} outlive the program on neuron only: {live_tensors()}"
-    if any(c() is not None for c, _ in twins):
+    if alive:
         STATS["programs whose values PyTorch keeps alive on the CPU too (memory not checked)"] += 1
         return
     leaked = torch.neuron.memory_allocated() - baseline
@@ -177,6 +179,7 @@ def run_both(data) -> tuple[bool, list]:
     side_stream = data.draw(st.booleans(), label="side stream")
     grad = data.draw(st.booleans(), label="autograd")
     cpu_pool, dev_pool, inputs = [], [], []
+    made = []  # every value of both pools, retired ones too: what check_memory looks for
     for _ in range(data.draw(st.integers(1, 3), label="inputs")):
         t = draw_input(data)
         leaf = grad and t.dtype in FLOATING
@@ -184,6 +187,7 @@ def run_both(data) -> tuple[bool, list]:
         d = t.to(device).requires_grad_(leaf)
         cpu_pool.append(c)
         dev_pool.append(d)
+        made.append((c, d))
         inputs.append((c, d))
         note(f"input {len(cpu_pool) - 1}: {t.dtype} {tuple(t.shape)} requires_grad={leaf}")
     stream = torch.neuron.Stream() if side_stream else None
@@ -205,21 +209,24 @@ def run_both(data) -> tuple[bool, list]:
             same(c, d, f"step {step} ({label})")
             cpu_pool += tensors_of(c)
             dev_pool += tensors_of(d)
+            made += zip(tensors_of(c), tensors_of(d))
     if stream:
         stream.synchronize()
     for i, (c, d) in enumerate(zip(cpu_pool, dev_pool)):
         if c is not None:
             same(c, d, f"v{i} at the end")  # views and in-place targets saw the same writes
-    twins = [(weakref.ref(c), weakref.ref(d)) for c, d in zip(cpu_pool, dev_pool) if c is not None]
+    twins = [(weakref.ref(c), weakref.ref(d)) for c, d in made]
     return (check_gradients(cpu_pool, dev_pool, inputs) if grad else True), twins
 
 
 def live_tensors() -> list:
     found = []
-    for o in gc.get_objects():
+    objects = gc.get_objects()
+    for o in objects:
         try:
             if isinstance(o, torch.Tensor) and o.device.type == "neuron":
-                found.append(f"{o.dtype}{tuple(o.shape)} held by {[type(r).__name__ for r in gc.get_referrers(o)]}")
+                holders = [type(r).__name__ for r in gc.get_referrers(o) if r is not objects]
+                found.append(f"{o.dtype}{tuple(o.shape)} held by {holders}")
         except Exception:  # noqa: BLE001 - objects that fail isinstance/attribute access
             pass
     return found

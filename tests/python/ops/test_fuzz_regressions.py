@@ -86,6 +86,41 @@ def test_values_pytorch_keeps_alive_on_the_cpu_too_are_no_device_leak():
     check_memory(baseline, twins)
 
 
+class _Replay:
+    """A program's draws, in order, in place of hypothesis' data."""
+
+    def __init__(self, draws):
+        self.draws = list(draws)
+
+    def draw(self, strategy, label=None):
+        return self.draws.pop(0)
+
+
+def test_a_retired_value_pytorch_keeps_alive_is_no_device_leak(monkeypatch):
+    # Found by the op fuzzer (make fuzz, 2026-12-07), replayed from its shrunk draws: v3 = sum(v2),
+    # v3.mul_(v3) (PyTorch's reference cycle), then transpose(0, 1) of the 0-dim v3, refused alike,
+    # which retires v3 from the program's pool; the fuzzer looked for surviving values among the
+    # pool's live entries only and reported the cycle as 1536 leaked bytes.
+    import op_programs
+    from op_table import OPS
+
+    def op(name):
+        return next(o for o in OPS if o.name == name)
+
+    f32 = torch.float32
+    draws = [False, True, 3]  # no side stream, autograd, three inputs
+    draws += [(), f32, 0, False, (0, 0, 0), f32, 0, (), f32, 1, False]  # shape, dtype, seed (, specials)
+    draws += [5, op("join"), 0, 1, 1, "cat"]  # step 0: cat(dim=1)(v0, v1), refused alike
+    draws += [op("reduce"), 2, "sum", False, 0, False]  # step 1: v3 = sum(v2, dim=0)
+    draws += [op("in-place"), 2, 2, "add_"]  # step 2: add_ on a leaf, refused alike
+    draws += [op("in-place"), 3, 3, "mul_"]  # step 3: v3.mul_(v3)
+    draws += [op("view"), 3, "transpose", 0, 1]  # step 4: transpose(0, 1)(v3), refused alike
+    monkeypatch.setattr(op_programs, "note", lambda text: None)
+    replay = _Replay(draws)
+    run_program(replay)
+    assert not replay.draws  # the program ran as the fuzzer drew it
+
+
 def test_a_value_alive_on_neuron_only_is_a_leak():
     baseline = torch.neuron.memory_allocated()
     kept = torch.ones(4, device="neuron")
