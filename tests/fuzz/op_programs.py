@@ -219,17 +219,25 @@ def run_both(data) -> tuple[bool, list]:
     return (check_gradients(cpu_pool, dev_pool, inputs) if grad else True), twins
 
 
-def live_tensors() -> list:
-    found = []
+def live_tensors(limit: int = 20) -> list:
+    """The neuron tensors alive (the first `limit`) and the types of what holds
+    each: one pass over the heap (gc.get_referrers per tensor would scan it
+    once per tensor, a minute in a long test process)."""
     objects = gc.get_objects()
+    tensors = {}
     for o in objects:
         try:
             if isinstance(o, torch.Tensor) and o.device.type == "neuron":
-                holders = [type(r).__name__ for r in gc.get_referrers(o) if r is not objects]
-                found.append(f"{o.dtype}{tuple(o.shape)} held by {holders}")
+                tensors[id(o)] = o
         except Exception:  # noqa: BLE001 - objects that fail isinstance/attribute access
             pass
-    return found
+    holders = {i: [] for i in tensors}
+    for o in objects:
+        for r in gc.get_referents(o):
+            if id(r) in holders:
+                holders[id(r)].append(type(o).__name__)
+    found = [f"{t.dtype}{tuple(t.shape)} held by {holders[i]}" for i, t in tensors.items()]
+    return found[:limit] + ([f"... and {len(found) - limit} more"] if len(found) > limit else [])
 
 
 def drop_storage_of(args, cpu_pool: list, dev_pool: list) -> None:
