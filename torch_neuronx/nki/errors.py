@@ -23,3 +23,16 @@ class NKIError(Exception):
 
 class NKIUnsupported(NKIError, NotImplementedError):
     """A part of the NKI language this emulator does not implement yet."""
+
+
+def not_yet(qualified_name: str):
+    """A callable standing in for an AWS NKI API the emulator does not run
+    yet: importing it works (so a kernel module loads), calling it raises
+    NKIUnsupported naming `qualified_name` (e.g. "nki.isa.topk")."""
+
+    def call(*args, **kwargs):
+        raise NKIUnsupported(f"{qualified_name} is not supported by the NKI emulator yet (docs/nki.md lists what is)")
+
+    call.__name__ = qualified_name.rsplit(".", 1)[-1]
+    call.__qualname__ = call.__name__
+    return call

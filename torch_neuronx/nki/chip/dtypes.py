@@ -109,51 +109,34 @@ class bfp16:  # noqa: N801
     min = -3.3895313892515355e38  # 0xff7f, the lowest finite bf16
 
 
+# Every DType, the one that names a PyTorch dtype first (of_torch gives it).
+_ALL = (
+    float32,
+    tfloat32,
+    float16,
+    bfloat16,
+    float8_e4m3,
+    float8_e4m3fn,
+    float8_e5m2,
+    float8_e8m0fnu,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    bool_,
+)
+_ALIASES = {"fp32": float32, "fp16": float16, "bf16": bfloat16, "float64": float32}
 _BY_NAME = {
-    "float32": float32.torch,
-    "fp32": float32.torch,
-    "tfloat32": tfloat32.torch,
-    "float16": float16.torch,
-    "fp16": float16.torch,
-    "bfloat16": bfloat16.torch,
-    "bf16": bfloat16.torch,
-    "float8_e4m3": float8_e4m3.torch,
-    "float8_e4m3fn": float8_e4m3.torch,
-    "float8_e5m2": float8_e5m2.torch,
-    "float8_e8m0fnu": float8_e8m0fnu.torch,
-    "int8": int8.torch,
-    "int16": int16.torch,
-    "int32": int32.torch,
-    "int64": int64.torch,
-    "uint8": uint8.torch,
-    "uint16": uint16.torch,
-    "uint32": uint32.torch,
-    "bool": bool_.torch,
-    "float64": float32.torch,
+    **{d.name: d.torch for d in _ALL},
+    **{d.numpy_name: d.torch for d in _ALL},
+    **{alias: d.torch for alias, d in _ALIASES.items()},
 }
+_OF_TORCH = {d.torch: d for d in reversed(_ALL)}
 
 FLOATS = (torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2)
-
-
-_OF_TORCH = {
-    d.torch: d
-    for d in (
-        bool_,
-        uint32,
-        uint16,
-        uint8,
-        int64,
-        int32,
-        int16,
-        int8,
-        float8_e8m0fnu,
-        float8_e5m2,
-        float8_e4m3,
-        bfloat16,
-        float16,
-        float32,
-    )
-}
 
 
 def of_torch(dtype: torch.dtype) -> DType:

@@ -92,12 +92,8 @@ class Tile:
     @property
     def dtype(self):
         """The nl dtype (nl.bfloat16, ...), as AWS's NKI gives it: it compares
-        equal to the PyTorch dtype the buffer holds (torch_dtype)."""
+        equal to the PyTorch dtype the buffer holds."""
         return dtypes.of_torch(self.access.buffer.dtype)
-
-    @property
-    def torch_dtype(self):
-        return self.access.buffer.dtype
 
     @property
     def ndim(self):
