@@ -10,7 +10,8 @@ functions or the NumPy functions AWS's samples pass (`np.add`, `np.max`,
 `np.exp`, ...; ops.py).
 
 One file per engine (tensor.py, scalar.py, vector.py and reductions.py,
-gpsimd.py, dma.py; fill.py for memset): a new instruction is one function in
+gpsimd.py, dma.py; fill.py for memset, selection.py for the Vector engine's
+selections by value or predicate): a new instruction is one function in
 the file of its engine, exported here, with its cost in cost/instructions.py.
 This layer records through trace/ and never imports `nki.language`. An
 instruction of AWS's API that the emulator lacks (NOT_YET) imports, so a
@@ -19,7 +20,7 @@ any other name is an AttributeError.
 """
 
 from ..chip.dtypes import fp32
-from ..errors import NKIUnsupported
+from ..errors import NKIUnsupported, not_yet
 from ..trace.buffers import PSUM, SBUF
 from ..trace.emit import emit
 from ..trace.operands import as_tile, f32
@@ -44,9 +45,10 @@ from .enums import (
     vector_engine,
 )
 from .fill import memset
-from .gpsimd import affine_select, iota
+from .gpsimd import affine_select, iota, tensor_partition_reduce
 from .reductions import bn_aggr, bn_stats, max8, tensor_reduce
 from .scalar import activation, activation_reduce
+from .selection import nc_find_index8, nc_match_replace8, range_select, select_reduce, tensor_copy_predicated
 from .tensor import nc_matmul, nc_transpose
 from .vector import (
     nc_stream_shuffle,
@@ -70,12 +72,18 @@ __all__ = [
     "iota",
     "max8",
     "memset",
+    "nc_find_index8",
+    "nc_match_replace8",
     "nc_matmul",
     "nc_stream_shuffle",
     "nc_transpose",
+    "range_select",
     "reciprocal",
     "scalar_tensor_tensor",
+    "select_reduce",
     "tensor_copy",
+    "tensor_copy_predicated",
+    "tensor_partition_reduce",
     "tensor_reduce",
     "tensor_scalar",
     "tensor_tensor",
@@ -111,23 +119,14 @@ __all__ = [
 
 # AWS's instructions the emulator does not run yet.
 NOT_YET = frozenset(
-    """activate2 core_barrier dma_compute dropout exponential local_gather nc_find_index8
-    nc_match_replace8 nc_matmul_mx nc_n_gather nonzero_with_count quantize_mx
-    rand2 rand_get_state rand_set_state range_select register_alloc register_load register_move
-    register_store rng select_reduce sendrecv sequence_bounds set_rng_seed tensor_copy_predicated
-    tensor_partition_reduce tensor_scalar_cumulative tensor_scalar_reduce topk""".split()
+    """activate2 core_barrier dma_compute dropout exponential local_gather nc_matmul_mx nc_n_gather
+    nonzero_with_count quantize_mx rand2 rand_get_state rand_set_state register_alloc
+    register_load register_move register_store rng sendrecv sequence_bounds set_rng_seed
+    tensor_scalar_cumulative tensor_scalar_reduce topk""".split()
 )
-
-
-def _not_yet(name):
-    def instruction(*args, **kwargs):
-        raise NKIUnsupported(f"nki.isa.{name} is not supported by the NKI emulator yet (docs/nki.md lists what is)")
-
-    instruction.__name__ = name
-    return instruction
 
 
 def __getattr__(name):
     if name in NOT_YET:
-        return _not_yet(name)
+        return not_yet(f"nki.isa.{name}")
     raise AttributeError(f"module 'nki.isa' has no attribute '{name}' (AWS's nki.isa has no such name either)")

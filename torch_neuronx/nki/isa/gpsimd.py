@@ -1,7 +1,10 @@
-"""nki.isa GpSimd instructions: `iota` (index values) and `affine_select`
-(a select on an index predicate), both call styles (see calls.py)."""
+"""nki.isa GpSimd instructions: `iota` (index values), `affine_select`
+(a select on an index predicate), both call styles (see calls.py), and
+`tensor_partition_reduce` (a reduction across partitions)."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -12,7 +15,7 @@ from ..trace.indexing import IndexExpr
 from ..trace.operands import as_tile, f32
 from ..trace.tile import Tile
 from .calls import REQ, split
-from .ops import BINARY, binary_fn
+from .ops import BINARY, binary_fn, name_of
 
 
 def iota(*args, **kwargs):
@@ -97,4 +100,51 @@ def affine_select(*args, **kwargs):
         dst=dst_tile,
         dtype=None if dst_tile is not None else (dtypes.to_torch(d["dtype"]) if d.get("dtype") else on_true.dtype),
         mask=d.get("mask"),
+    )
+
+
+_PARTITION_REDUCE = {
+    "add": lambda a: a.sum(dim=0, keepdim=True),
+    "average": lambda a: a.mean(dim=0, keepdim=True),
+    "mean": lambda a: a.mean(dim=0, keepdim=True),
+    "maximum": lambda a: a.amax(dim=0, keepdim=True),
+    "max": lambda a: a.amax(dim=0, keepdim=True),
+    "bitwise_or": lambda a: _fold(torch.bitwise_or, a),
+    "bitwise_and": lambda a: _fold(torch.bitwise_and, a),
+}
+
+
+def _fold(fn, a):
+    out = a[0:1]
+    for p in range(1, a.shape[0]):
+        out = fn(out, a[p : p + 1])
+    return out
+
+
+def tensor_partition_reduce(*args, **kwargs):
+    """Reduces data [P, ...] across its partitions into dst [1, ...] (add,
+    average, max, bitwise_or, bitwise_and)."""
+    d = split(args, kwargs, {"dst": REQ, "op": REQ, "data": REQ})
+    data = as_tile(d["data"], "tensor_partition_reduce data")
+    dst = as_tile(d["dst"], "tensor_partition_reduce dst")
+    op = name_of(d["op"])
+    fn = _PARTITION_REDUCE.get(op)
+    if fn is None:
+        raise NKIError(
+            f"nisa.tensor_partition_reduce: op {d['op']!r} is not add, average, max, bitwise_or or bitwise_and"
+        )
+    integer = not data.dtype.is_floating_point
+
+    def compute(a):
+        r = fn(a if integer and op.startswith("bitwise") else f32(a))
+        return r.reshape(dst.shape)
+
+    return emit(
+        "tensor_partition_reduce",
+        "gpsimd",
+        compute,
+        [data],
+        dst=dst,
+        keep_src_shapes=True,
+        cost={"elements": math.prod(data.shape)},  # one pass over every element of every partition
     )
