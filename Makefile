@@ -27,7 +27,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # repository (CI's) reuses the objects of this one's builds.
 CCACHE_RELATIVE = CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=1
 
-.PHONY: all build format format-check walks test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench figures sweep scale sanitize fuzz nki-library soak kernel-repos system-deps clean
+.PHONY: all build format format-check walks test test-cpp test-cpp-asan test-cpp-tsan test-python-asan test-python demo device-demo bench figures sweep scale sanitize fuzz nki-library nki-tutorials soak kernel-repos system-deps clean
 
 all: build
 
@@ -157,7 +157,8 @@ sanitize: test-cpp-asan test-cpp-tsan test-python-asan
 # tensor operations on the CPU and on neuron, and 5,000 random sequences of
 # collectives per world size (2 and 3 ranks) against gloo; then 2,000
 # programs and 1,000 sequences per world size with every emulator stream on a
-# worker thread. About 35 minutes. Smaller runs: make fuzz FUZZ_PROGRAMS=500
+# worker thread. About 25 minutes on a quiet 2-core machine, an hour beside a
+# CPU hog. Smaller runs: make fuzz FUZZ_PROGRAMS=500
 # FUZZ_SEQUENCES=200 (the thread-queue half runs a fifth of each).
 FUZZ_PROGRAMS ?= 10000
 FUZZ_SEQUENCES ?= 5000
@@ -173,6 +174,14 @@ fuzz: build
 nki-library: build
 	@test -n "$(NKI_LIBRARY)" || (echo "make nki-library NKI_LIBRARY=path/to/nki-library (a checkout of github.com/aws-neuron/nki-library)"; exit 2)
 	$(PY) benchmarks/nki_library/run.py $(NKI_LIBRARY)
+
+# The NKI tutorial yardstick (docs/nki.md): AWS's tutorial kernels run by
+# their own PyTorch drivers, unchanged, from checkouts of
+# github.com/aws-neuron/aws-neuron-sdk and/or aws-neuron/nki-samples given as
+# NKI_TUTORIALS. Not in make test: the tutorials are not part of the project.
+nki-tutorials: build
+	@test -n "$(NKI_TUTORIALS)" || (echo 'make nki-tutorials NKI_TUTORIALS="path/to/aws-neuron-sdk path/to/nki-samples"'; exit 2)
+	$(PY) benchmarks/nki_tutorials/run.py $(NKI_TUTORIALS)
 
 # The soak (docs/develop.md): a compiled bf16-autocast tiny Llama trained
 # with AdamW for 2,000 steps, 2,000 generate calls, and 2-rank FSDP2 training

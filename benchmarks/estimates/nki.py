@@ -1,13 +1,11 @@
 """NKI kernels on the emulator against the same math in eager PyTorch on
-`neuron`, at the sizes AWS's tutorials use (examples/nki): median time per
-call, ratio NKI / eager (target <= 3), and the kernel's Trainium
-estimate. Inputs are neuron tensors; each kernel's first call (its trace) is
-in the warm-up.
+`neuron`: the project's kernels (examples/nki) at sizes of the jobs they
+stand for: median time per call, ratio NKI / eager (target <= 3), and the
+kernel's Trainium estimate. Inputs are neuron tensors; each kernel's first
+call (its trace) is in the warm-up.
 
 Run: .venv/bin/python benchmarks/estimates/nki.py
 """
-
-import importlib
 
 import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
@@ -16,7 +14,7 @@ from _figures import Table, report
 from _timing import median_seconds
 
 import torch_neuronx
-from examples.nki import attention, layernorm, matmul, rmsnorm, softmax, tensor_add
+from examples.nki import add, attention, layernorm, matmul, rmsnorm, softmax
 
 
 def dev(*tensors):
@@ -26,56 +24,39 @@ def dev(*tensors):
 def cases():
     torch.manual_seed(0)
     a, b = dev(torch.rand(256, 1024, dtype=torch.bfloat16), torch.rand(256, 1024, dtype=torch.bfloat16))
-    yield "tensor_add bf16 (256, 1024), grid (2, 2)", lambda: tensor_add.nki_tensor_add(a, b), lambda: a + b, 30
-
-    add_nisa = importlib.import_module("examples.nki.tensor_add_nisa")  # sets NEURON_PLATFORM_TARGET_OVERRIDE=trn1
-    fa, fb = dev(torch.randn(256, 1024), torch.randn(256, 1024))
-    yield "tensor_add_nisa fp32 (256, 1024)", lambda: add_nisa.nki_tensor_add(fa, fb), lambda: fa + fb, 30
-    import os
-
-    os.environ.pop("NEURON_PLATFORM_TARGET_OVERRIDE", None)
+    yield "add bf16 (256, 1024)", lambda: add.add(a, b), lambda: a + b, 30
 
     lhs, rhs = dev(torch.rand(4096, 1024, dtype=torch.bfloat16), torch.rand(1024, 2048, dtype=torch.bfloat16))
-    for name in (
-        "nki_matmul_tiled_",
-        "nki_matmul_hoist_load_",
-        "nki_matmul_block_free_dimension_",
-        "nki_matmul_fully_optimized_",
-    ):
-        k = getattr(matmul, name)
-        yield f"matmul {name} bf16 (4096, 1024) @ (1024, 2048)", lambda k=k: k(lhs.T, rhs), lambda: lhs @ rhs, 3
+    yield "matmul bf16 (4096, 1024) @ (1024, 2048)", lambda: matmul.matmul(lhs.T, rhs), lambda: lhs @ rhs, 3
 
     x = dev(torch.randn(300, 1000))[0]
-    yield "softmax fp32 (300, 1000)", lambda: softmax.nki_softmax_kernel(x), lambda: torch.softmax(x, dim=1), 15
+    yield "softmax fp32 (300, 1000)", lambda: softmax.softmax(x), lambda: torch.softmax(x, dim=1), 15
 
-    r, g = dev(torch.rand(250, 512), torch.rand(512))
+    r, g = dev(torch.randn(2048, 4096, dtype=torch.bfloat16), torch.rand(4096, dtype=torch.bfloat16))
 
     def rms_eager():
-        return r * torch.rsqrt(r.square().mean(dim=1, keepdim=True)) * g
+        rf = r.float()
+        return (rf * torch.rsqrt(rf.square().mean(dim=1, keepdim=True) + 1e-6) * g.float()).bfloat16()
 
-    yield "rmsnorm fp32 (250, 512)", lambda: rmsnorm.nki_rmsnorm_kernel(r, g), rms_eager, 15
+    yield "rmsnorm bf16 (2048, 4096)", lambda: rmsnorm.rmsnorm(r, g), rms_eager, 5
+    yield "rmsnorm bf16 (2048, 4096), LNC=2", lambda: rmsnorm.rmsnorm[2](r, g), rms_eager, 5
 
     ln, gamma, beta = dev(torch.rand(4096, 8192), torch.rand(8192), torch.rand(8192))
-    for v in ("v1", "v2"):
-        k = getattr(layernorm, f"nki_layernorm_kernel_{v}")
-        yield (
-            f"layernorm {v} fp32 (4096, 8192)",
-            lambda k=k: k(ln, 1e-5, gamma, beta),
-            lambda: F.layer_norm(ln, (8192,), gamma, beta, 1e-5),
-            3,
-        )
-
-    q, kk, vv = dev(torch.rand(4096, 64), torch.rand(4096, 64), torch.rand(4096, 64))
-
-    def attn_eager():
-        return torch.softmax((q * 0.125) @ kk.T, dim=1) @ vv
-
     yield (
-        "fused self-attention fp32 (4096, 64)",
-        lambda: attention.fused_self_attn_for_SD_small_head_size(q, kk, vv),
-        attn_eager,
+        "layernorm fp32 (4096, 8192)",
+        lambda: layernorm.layernorm(ln, gamma, beta),
+        lambda: F.layer_norm(ln, (8192,), gamma, beta, 1e-5),
         3,
     )
+
+    q, kk, vv = dev(*(torch.randn(2048, 128, dtype=torch.bfloat16) for _ in range(3)))
+    for causal in (False, True):
+        yield (
+            f"attention bf16 (2048, 128){', causal' if causal else ''}",
+            lambda causal=causal: attention.attention(q, kk, vv, causal=causal),
+            lambda causal=causal: F.scaled_dot_product_attention(q[None], kk[None], vv[None], is_causal=causal),
+            3,
+        )
 
 
 def main():

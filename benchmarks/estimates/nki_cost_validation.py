@@ -1,16 +1,20 @@
 """The NKI cost model against published Trainium figures, unfitted.
 
-Runs AWS's own kernels (examples/nki) at the sizes of AWS's published
-measurements on `meta` tensors: a call on meta tensors traces the kernel and
-records its estimate without computing anything. Prints one row per figure:
-published value, estimate, ratio (estimate / published). docs/nki.md holds the
-table and the sources.
+Runs AWS's own matrix-multiplication tutorial kernels, from a checkout of
+github.com/aws-neuron/aws-neuron-sdk (nki/examples/matrix_multiplication,
+read, never copied), at the sizes of AWS's published measurements on `meta`
+tensors: a call on meta tensors traces the kernel and records its estimate
+without computing anything. Prints one row per figure: published value,
+estimate, ratio (estimate / published). docs/nki.md holds the table and the
+sources.
 
-    .venv/bin/python benchmarks/estimates/nki_cost_validation.py   (about 10 minutes on 2 cores)
+    .venv/bin/python benchmarks/estimates/nki_cost_validation.py PATH/TO/aws-neuron-sdk   (about 10 minutes)
 """
 
+import importlib.util
 import os
 import sys
+from pathlib import Path
 
 import _shared  # noqa: F401  (benchmarks/ on sys.path: the shared helpers)
 import torch
@@ -62,11 +66,25 @@ def _print(row):
     )
 
 
+def tutorial_kernels(sdk: Path):
+    """AWS's matmul tutorial module from the SDK checkout, imported unchanged."""
+    path = sdk / "nki" / "examples" / "matrix_multiplication" / "matrix_multiplication_nki_kernels.py"
+    if not path.is_file():
+        sys.exit(f"usage: {sys.argv[0]} PATH/TO/aws-neuron-sdk (no {path.relative_to(sdk)} there)")
+    spec = importlib.util.spec_from_file_location("matrix_multiplication_nki_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main():
-    from examples.nki import matmul, matmul_nisa
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {sys.argv[0]} PATH/TO/aws-neuron-sdk (a checkout of github.com/aws-neuron/aws-neuron-sdk)")
+    matmul = tutorial_kernels(Path(sys.argv[1]).resolve())
 
     rows = []
-    # F1: matmul tutorial table, trn1, bf16, [4096, 8192] @ [8192, 8192] (Neuron 2.20-2.23 docs)
+    # F1: matmul tutorial table, trn1, bf16, [4096, 8192] @ [8192, 8192] (Neuron 2.20-2.23 docs; measured
+    # on that release's kernels, the same five algorithms the SDK now writes in today's language)
     rows += matmul_rows(
         matmul,
         "trn1",
@@ -81,7 +99,7 @@ def main():
     )
     # F2: kernel-optimization tutorial, trn2, fp32, same shapes (profile totals)
     rows += matmul_rows(
-        matmul_nisa,
+        matmul,
         "trn2",
         torch.float32,
         [

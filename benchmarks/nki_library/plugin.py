@@ -13,6 +13,10 @@ only adapts and observes:
   the class a `None` default, as a kernel that was not compiled has;
 - it deselects tests marked trace_only (they need AWS's compiler, and run
   no kernel);
+- after each test it returns the emulator's cached device memory to the
+  host (`torch.neuron.empty_cache()`): device memory is host memory here,
+  and a test's freed tensors held in the cache would count against the next
+  test's host memory bound (run.py), which a chip's separate HBM does not;
 - it records, per test, the outcome, the first line of a failure, every
   kernel call (shims/nki_cpu_simulator.RUNS) and the reference's time (the
   harness's LazyGoldenGenerator.computation_time), into the JSON file named
@@ -84,6 +88,15 @@ def _observe_orchestrator():
 def pytest_runtest_call(item):
     _observe_orchestrator()
     yield
+
+
+def pytest_runtest_teardown(item, nextitem):
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "neuron"):
+        import gc
+
+        gc.collect()
+        torch.neuron.empty_cache()
 
 
 def _first_line(report) -> str:

@@ -4,7 +4,9 @@ Engines run their own instruction streams: an instruction starts when its
 engine is free and the instructions that wrote what it reads (or read what
 it overwrites) have finished, so loads of one tile overlap the matmul of the
 previous one exactly as far as the kernel's buffers allow; a DMA completes a
-fixed latency (descriptors, semaphores) after its transfer. Not modelled: the
+fixed latency (descriptors, semaphores) after its transfer. The programs of an
+LNC=2 launch (`Instr.core`) run at once, each on its own core's engines and
+DMA queues, sharing HBM: the estimate is the logical core's. Not modelled: the
 kernel's launch preamble, SBUF bank conflicts, DMA descriptor efficiency for
 small rows, the Vector engine's bf16 fast modes.
 """
@@ -62,8 +64,8 @@ class _Times:
 
 def estimate(trace) -> Estimate:
     core = trace.limits
-    engine_free: dict = {}
-    dma_free = [0.0] * core.dma_engines
+    engine_free: dict = {}  # per (physical core, engine)
+    dma_free: dict = {}  # per physical core: when each of its DMA queues is free
     times = _Times()
     busy: dict = {}  # per engine; DMA: the time all 16 DMA engines would need at full use
     count: dict = {}
@@ -85,16 +87,17 @@ def estimate(trace) -> Estimate:
         for a in ins.writes:  # write after read
             ready = max(ready, times.last(a, 1))
         if eng == "dma":
-            order = sorted(range(len(dma_free)), key=dma_free.__getitem__)[:n_dma]
-            start = max([ready] + [dma_free[i] for i in order])
+            queues = dma_free.setdefault(ins.core, [0.0] * core.dma_engines)
+            order = sorted(range(len(queues)), key=queues.__getitem__)[:n_dma]
+            start = max([ready] + [queues[i] for i in order])
             for i in order:
-                dma_free[i] = start + dur
+                queues[i] = start + dur
             end = start + dur + core.dma_fixed_latency_s
             dma_bytes += ins.cost.get("bytes", 0)
         else:
-            start = max(ready, engine_free.get(eng, 0.0))
+            start = max(ready, engine_free.get((ins.core, eng), 0.0))
             end = start + dur
-            engine_free[eng] = end
+            engine_free[(ins.core, eng)] = end
             if eng == "tensor" and ins.name not in ("nc_transpose", "transpose"):
                 flops += 2 * ins.cost.get("k", 0) * ins.cost.get("m", 0) * ins.cost.get("n", 0)
         busy[eng] = busy.get(eng, 0.0) + (dur * n_dma / core.dma_engines if eng == "dma" else dur)
@@ -114,4 +117,5 @@ def estimate(trace) -> Estimate:
         dma_bytes,
         flops,
         timeline,
+        1 + max((ins.core for ins in trace.instrs), default=0),
     )

@@ -12,8 +12,10 @@ from ..chip import dtypes
 from ..errors import NKIUnsupported
 from ..trace import state
 from ..trace.buffers import PSUM, SBUF
-from ..trace.emit import emit
+from ..trace.emit import emit, mask_box
+from ..trace.indexing import IndexExpr
 from ..trace.operands import as_tile, check_on_chip
+from ..trace.tile import Tile
 from .calls import REQ, need, new_style, split
 from .enums import engine, engine_name
 
@@ -76,6 +78,10 @@ def matmul_instruction(stationary, moving, name, kind=PSUM, dst=None, mask=None)
     k, m = stationary.shape
     k2, n = moving.shape
     _check_matmul(tr, m, n, k, k2, name)
+    shape = (m, n)
+    if mask is not None:  # a mask on the result narrows the operands' free axes with it
+        stationary, moving = _masked_operands(tr, name, stationary, moving, mask, shape)
+        m, n = stationary.shape[1], moving.shape[1]
     if dst is not None and dst.access.buffer.kind is not PSUM:
         raise tr.error(
             f"{name}: matmul results accumulate in PSUM, but the destination "
@@ -87,7 +93,7 @@ def matmul_instruction(stationary, moving, name, kind=PSUM, dst=None, mask=None)
         None,
         [stationary, moving],
         dst=dst,
-        shape=(m, n),
+        shape=shape,
         dtype=torch.float32,
         kind=kind,
         make_step=matmul_step,
@@ -95,6 +101,25 @@ def matmul_instruction(stationary, moving, name, kind=PSUM, dst=None, mask=None)
         keep_src_shapes=True,
         poison_rule=_matmul_poison,
         cost={"k": k, "m": m, "n": n, "in_dtype": stationary.dtype},
+    )
+
+
+def _masked_operands(tr, name, stationary, moving, mask, shape):
+    """The operands' columns a rectangular mask on the [M, N] result keeps:
+    stationary's by the mask's rows, moving's by its columns."""
+    m = mask.t if isinstance(mask, IndexExpr) else torch.as_tensor(mask)
+    try:
+        box, rect = mask_box(m.bool(), shape)
+    except RuntimeError:
+        raise tr.error(f"{name}: mask of shape {list(m.shape)} does not fit the result {list(shape)}") from None
+    if box is None:  # nothing selected: emit records nothing
+        return stationary, moving
+    if not rect:
+        raise tr.error(f"{name}: a mask on a matmul must select a rectangle of the result")
+    k = stationary.shape[0]
+    return (
+        Tile(stationary.access.restrict([slice(0, k), box[0]])),
+        Tile(moving.access.restrict([slice(0, k), box[1]])),
     )
 
 

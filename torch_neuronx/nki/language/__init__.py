@@ -51,6 +51,7 @@ from . import operators as _operators
 from .control import (
     affine_range,
     dynamic_range,
+    nc,
     num_programs,
     program_id,
     program_ndim,
@@ -197,6 +198,7 @@ __all__ = [
     # programs and loops
     "affine_range",
     "dynamic_range",
+    "nc",
     "num_programs",
     "program_id",
     "program_ndim",

@@ -127,6 +127,7 @@ class Instr:
     line: str
     cost: dict = field(default_factory=dict)
     seq: int = 0
+    core: int = 0  # the physical core that runs it: program_id(0) of an LNC=2 launch, else 0
     accumulate: bool = False
     box: object = None  # the rectangle a mask narrowed the destination to
     wmask: object = None  # the non-rectangular mask merged into the destination

@@ -34,7 +34,7 @@ def _mask_sources(tr, name, m, srcs, src_acc):
             except RuntimeError:
                 out.append(a)
                 continue
-            box, rect = _mask_box(mm, a.shape)
+            box, rect = mask_box(mm, a.shape)
             if box is None or not rect:
                 raise tr.error(f"{name}: a mask on a source's indices must select a rectangle")
             out.append(a.restrict(box))
@@ -43,7 +43,7 @@ def _mask_sources(tr, name, m, srcs, src_acc):
     return srcs, out
 
 
-def _mask_box(mask: torch.Tensor, shape):
+def mask_box(mask: torch.Tensor, shape):
     """(box, rectangular): the bounding box of a mask's true elements."""
     m = mask.expand(shape)
     box = []
@@ -120,7 +120,7 @@ def emit(
             srcs, src_acc = _mask_sources(tr, name, m, srcs, src_acc)
             m = None
     if m is not None:
-        box, rect = _mask_box(m, shape)
+        box, rect = mask_box(m, shape)
         if box is None:  # nothing selected: the instruction does nothing
             return dst if dst is not None else new_tile(shape, dtype or torch.float32, kind)
         if rect:

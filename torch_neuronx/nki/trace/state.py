@@ -59,6 +59,13 @@ class Trace:
         self.shared: list[Buffer] = []  # shared_hbm allocations of the first grid instance
         self.shared_next = 0
 
+    def physical_core(self) -> int:
+        """The physical core the current program runs on. A kernel launched as
+        `kernel[n]` with n the target's cores per logical core (`kernel[2]` on
+        Trainium2 and 3, LNC=2) runs program i on core i, all at once; any other
+        grid runs its programs one after another on core 0."""
+        return self.program[0] if self.grid == (self.limits.lnc,) and self.limits.lnc > 1 else 0
+
     # -- where -----------------------------------------------------------
     def line(self) -> str:
         """The kernel's source line being traced: the innermost frame outside this package."""
@@ -87,6 +94,7 @@ class Trace:
         read poisons the element it broadcasts to; reads that do not broadcast
         to the result poison whole partitions)."""
         instr.seq = self.seq
+        instr.core = self.physical_core()
         dst = instr.writes[0].buffer if instr.writes else None
         poisons = [self.check_read(acc, skip_deps=instr.accumulate and acc.buffer is dst) for acc in instr.reads]
         for acc in instr.writes:
