@@ -76,11 +76,11 @@ def _fake_result(b, tensors):
 
 
 def _grid_tuple(grid) -> tuple:
+    """The grid as ints; a dimension of physical cores (nl.nc, nl.spmd_dim) stays itself."""
     if grid is None:
         return ()
-    if isinstance(grid, (tuple, list)):
-        return tuple(int(g) for g in grid)
-    return (int(grid),)
+    dims = grid if isinstance(grid, (tuple, list)) else (grid,)
+    return tuple(g if hasattr(g, "core_of") else int(g) for g in dims)
 
 
 class Kernel:
@@ -144,7 +144,8 @@ class Kernel:
         """The trace of this call's signature (traced now if it is new)."""
         kwargs = kwargs or {}
         target = targets.resolve_target(self.platform_target)
-        key = (grid, target, tuple(_signature(a) for a in args), tuple((k, _signature(v)) for k, v in kwargs.items()))
+        cores = tuple(tuple(map(g.core_of, range(g))) if hasattr(g, "core_of") else None for g in grid)
+        key = (grid, cores, target, tuple(map(_signature, args)), tuple((k, _signature(v)) for k, v in kwargs.items()))
         traced = self.plans.get(key)
         if traced is None:
             with self._lock:

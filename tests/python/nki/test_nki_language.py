@@ -330,3 +330,80 @@ def test_packed_mx_dtypes_import_and_refuse_a_buffer():
     with pytest.raises(nki.NKIUnsupported, match="packed MX format of Trainium3"):
         k(torch.zeros(1, device="neuron"))
     assert nl.float4_e2m1fn_x4.itemsize == 4  # four fp4 values in one 32-bit word
+
+
+@nki.jit
+def copy_rows(x):
+    """Program i copies rows [128 i, 128 i + 128)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    i = nl.program_id(0)
+    t = nl.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x[i * 128 : (i + 1) * 128, :])
+    nisa.dma_copy(dst=out[i * 128 : (i + 1) * 128, :], src=t)
+    return out
+
+
+def test_spmd_dims_spread_programs_over_the_physical_cores():
+    x = torch.randn(512, 256)
+    one = copy_rows[4](x.neuron())
+    serial = torch_neuronx.nki.last_estimate()
+    assert torch.equal(one.cpu(), x) and serial.cores == 1
+    for grid in (nl.spmd_dim(nl.nc(2), 2), nl.nc(2) * 2, nl.spmd_dim(2, nl.nc(2)), 2 * nl.nc(2)):
+        assert int(grid) == 4
+        assert torch.equal(copy_rows[grid](x.neuron()).cpu(), x)
+        e = torch_neuronx.nki.last_estimate()
+        assert e.cores == 2 and e.total_us < 0.75 * serial.total_us  # two programs at a time
+    assert (nl.nc(2) * 2).core_of(3) == 1 and (2 * nl.nc(2)).core_of(3) == 1 and (2 * nl.nc(2)).core_of(2) == 0
+
+
+def test_a_grid_over_more_cores_than_the_target_has_is_refused(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn1")
+    with pytest.raises(nki.NKIError, match="a grid over 2 physical cores .* a trn1 logical NeuronCore has 1"):
+        copy_rows[nl.nc(2)](torch.randn(256, 8).neuron())
+
+
+@nki.jit
+def accumulate_rows(x, op):
+    """The sum (or another op's fold) of x's 128-row blocks, accumulated into one
+    tile across affine_range iterations as AWS's kernels write it: dst = dst op block."""
+    acc = nl.ndarray((128, x.shape[1]), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=acc, value=0.0)
+    for i in nl.affine_range(x.shape[0] // 128):
+        block = nl.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=block, src=x[i * 128 : (i + 1) * 128, :])
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=block, op=op)
+    out = nl.ndarray(acc.shape, dtype=acc.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=acc)
+    return out
+
+
+def test_affine_iterations_may_accumulate_into_their_destination():
+    x = torch.randn(512, 64)
+    got = accumulate_rows(x.neuron(), nl.add).cpu()
+    torch.testing.assert_close(got, x.reshape(4, 128, 64).sum(dim=0))
+    with pytest.raises(nki.NKIError, match="loop-carried dependency in nl.affine_range"):
+        accumulate_rows(x.neuron(), nl.subtract)  # not an accumulation: the iterations depend on each other
+
+
+@nki.jit
+def running_products(a, b):
+    return_style = nisa.tensor_tensor_scan(_load(a), _load(b), initial=0.0, op0=np.multiply, op1=np.add)
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=return_style)
+    return out
+
+
+def _load(x):
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    return t
+
+
+def test_tensor_tensor_scan_in_the_returning_style():
+    a, b = torch.rand(16, 10), torch.rand(16, 10)
+    expected = torch.zeros(16, 10)
+    prev = torch.zeros(16)
+    for i in range(10):
+        prev = a[:, i] * prev + b[:, i]
+        expected[:, i] = prev
+    torch.testing.assert_close(running_products(a.neuron(), b.neuron()).cpu(), expected)

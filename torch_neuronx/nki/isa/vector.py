@@ -44,16 +44,31 @@ def tensor_tensor(*args, **kwargs):
     )
     eng = "gpsimd" if name_of(d["op"]) == "power" else engine_name(d.get("engine"), "vector")
     direct = fn if name_of(d["op"]) in _DIRECT_OPS else None
+    dst = d.get("dst")
     return emit(
         "tensor_tensor",
         eng,
         lambda x, y: fn(f32(x), f32(y)),
         [a, b],
-        dst=d.get("dst"),
+        dst=dst,
         dtype=dtype,
         mask=d.get("mask"),
         direct=direct,
+        carried=name_of(d["op"]) in _ACCUMULATING and dst is not None and _same_place(dst, (a, b)),
     )
+
+
+# dst = dst <op> x accumulates: AWS's kernels sum into a tile this way across affine_range iterations
+_ACCUMULATING = ("add", "multiply", "maximum", "max", "minimum", "min")
+
+
+def _same_place(dst, operands) -> bool:
+    """Whether one of the operands is exactly dst (the same elements of the same buffer)."""
+    for t in operands:
+        if t.access.buffer is dst.access.buffer and tuple(t.shape) == tuple(dst.shape):
+            if all(torch.equal(x, y) for x, y in zip(t.access.arrays, dst.access.arrays)):
+                return True
+    return False
 
 
 _DIRECT_OPS = ("add", "subtract", "multiply", "divide", "maximum", "minimum")
@@ -232,22 +247,14 @@ def tensor_tensor_scan(*args, **kwargs):
     """Per partition, along the free elements: r[i] = op1(op0(data0[i], r[i-1]),
     data1[i]), r[-1] = initial (a scalar or a tile of one element per
     partition); `reverse0`/`reverse1` swap an op's operands. In fp32, step by
-    step as the Vector engine runs it, rounded once to dst's dtype."""
-    d = split(
-        args,
-        kwargs,
-        {
-            "dst": REQ,
-            "data0": REQ,
-            "data1": REQ,
-            "initial": REQ,
-            "op0": REQ,
-            "op1": REQ,
-            "reverse0": False,
-            "reverse1": False,
-        },
-    )
-    need(d, "dst", "data0", "data1", "initial", "op0", "op1")
+    step as the Vector engine runs it, rounded once to dst's dtype (the
+    returning style: a new tile of data0's dtype, or `dtype=`)."""
+    names = {"data0": REQ, "data1": REQ, "initial": REQ, "op0": REQ, "op1": REQ, "reverse0": False, "reverse1": False}
+    if new_style(args, kwargs, True, 2):
+        d = split(args, kwargs, {"dst": REQ, **names})
+    else:
+        d = split(args, kwargs, {**names, "dtype": None, "mask": None})
+    need(d, "data0", "data1", "initial", "op0", "op1")
     a, b = as_tile(d["data0"], "tensor_tensor_scan data0"), as_tile(d["data1"], "tensor_tensor_scan data1")
     tr = state.require("nisa.tensor_tensor_scan")
     if a.shape[0] != b.shape[0] or math.prod(a.shape) != math.prod(b.shape):
@@ -277,7 +284,10 @@ def tensor_tensor_scan(*args, **kwargs):
         "vector",
         compute,
         [a, b] + ([initial] if isinstance(initial, Tile) else []),
-        dst=d["dst"],
+        dst=d.get("dst"),
+        shape=None if d.get("dst") is not None else a.shape,
+        dtype=out_dtype(d, a),
+        mask=d.get("mask"),
     )
 
 

@@ -56,6 +56,7 @@ from .control import (
     program_id,
     program_ndim,
     sequential_range,
+    spmd_dim,
     static_range,
 )
 from .debug import device_print
@@ -200,6 +201,7 @@ __all__ = [
     "dynamic_range",
     "nc",
     "num_programs",
+    "spmd_dim",
     "program_id",
     "program_ndim",
     "sequential_range",

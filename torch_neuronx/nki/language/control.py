@@ -10,7 +10,44 @@ from ..trace import state
 
 class nc(int):  # noqa: N801  (AWS's name)
     """`nl.nc(2)`: a grid dimension of physical cores; `kernel[nl.nc(2)]` is
-    `kernel[2]`, a launch on a logical core of two (LNC=2)."""
+    `kernel[2]`, a launch on a logical core of two (LNC=2). `nl.nc(2) * 4`
+    and `4 * nl.nc(2)` are `nl.spmd_dim(nl.nc(2), 4)` and `nl.spmd_dim(4, nl.nc(2))`."""
+
+    @property
+    def cores(self) -> int:
+        return int(self)
+
+    def core_of(self, index: int) -> int:
+        return index
+
+    def __mul__(self, other):
+        return spmd_dim(self, other)
+
+    def __rmul__(self, other):
+        return spmd_dim(other, self)
+
+
+class spmd_dim(int):  # noqa: N801  (AWS's name)
+    """`nl.spmd_dim(a, b)`: a grid dimension of a * b programs whose factor
+    `nl.nc(n)` spreads them over n physical cores: `spmd_dim(nl.nc(2), 2)`
+    puts programs 0-1 on core 0 and 2-3 on core 1, `spmd_dim(2, nl.nc(2))`
+    alternates them (0, 2 on core 0; 1, 3 on core 1)."""
+
+    def __new__(cls, outer, inner):
+        self = super().__new__(cls, int(outer) * int(inner))
+        self.outer, self.inner = outer, inner
+        return self
+
+    @property
+    def cores(self) -> int:
+        return int(self.outer) if isinstance(self.outer, nc) else int(self.inner) if isinstance(self.inner, nc) else 1
+
+    def core_of(self, index: int) -> int:
+        if isinstance(self.outer, nc):
+            return index // int(self.inner)
+        if isinstance(self.inner, nc):
+            return index % int(self.inner)
+        return 0
 
 
 def program_id(axis=0) -> int:

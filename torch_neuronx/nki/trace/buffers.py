@@ -129,5 +129,6 @@ class Instr:
     seq: int = 0
     core: int = 0  # the physical core that runs it: program_id(0) of an LNC=2 launch, else 0
     accumulate: bool = False
+    carried: bool = False  # reads its destination as an accumulator (dst = dst + x): affine loops may carry it
     box: object = None  # the rectangle a mask narrowed the destination to
     wmask: object = None  # the non-rectangular mask merged into the destination

@@ -82,11 +82,13 @@ def emit(
     keep_src_shapes=False,
     poison_rule=None,
     direct=None,
+    carried=False,
 ) -> Tile:
     """Records `dst = step_fn(*srcs)` (or `dst += ...` when accumulate) and
     returns the destination tile. `srcs` may hold tiles and scalars; scalars
     are bound into the computation. `shape` defaults to the broadcast of the
-    tile operands' shapes."""
+    tile operands' shapes. `carried`: a source is dst itself, read as an
+    accumulator (`dst = dst + x`), which affine_range iterations may carry."""
     tr = state.require(f"nl/nisa.{name}")
     rank = max([s.ndim for s in srcs if isinstance(s, Tile)] + [dst.ndim if dst is not None else 0])
     srcs = [partition_aligned(s, rank) if isinstance(s, Tile) else s for s in srcs]
@@ -183,6 +185,7 @@ def emit(
         tr.line(),
         c,
         accumulate=accumulate,
+        carried=carried,
         box=box if fresh else None,
         wmask=m if fresh else None,
     )

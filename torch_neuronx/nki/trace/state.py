@@ -51,6 +51,12 @@ class Trace:
         self.limits = targets.for_target(target)
         self.target = target
         self.grid = grid
+        for g in grid:
+            if getattr(g, "cores", 1) > self.limits.lnc:
+                raise NKIError(
+                    f"kernel '{kernel_name}': a grid over {g.cores} physical cores (nl.nc), but a {target} "
+                    f"logical NeuronCore has {self.limits.lnc}"
+                )
         self.program = (0,) * len(grid)
         self.instrs: list[Instr] = []
         self.buffers: list[Buffer] = []
@@ -60,10 +66,14 @@ class Trace:
         self.shared_next = 0
 
     def physical_core(self) -> int:
-        """The physical core the current program runs on. A kernel launched as
-        `kernel[n]` with n the target's cores per logical core (`kernel[2]` on
-        Trainium2 and 3, LNC=2) runs program i on core i, all at once; any other
-        grid runs its programs one after another on core 0."""
+        """The physical core the current program runs on. A grid dimension of
+        physical cores (`nl.nc(2)`, `nl.spmd_dim`: anything with `core_of`)
+        says which; `kernel[n]` with n the target's cores per logical core
+        (`kernel[2]` on Trainium2 and 3, LNC=2) runs program i on core i. The
+        cores run at once; the programs of one core, one after another."""
+        for axis, g in enumerate(self.grid):
+            if hasattr(g, "core_of"):
+                return g.core_of(self.program[axis])
         return self.program[0] if self.grid == (self.limits.lnc,) and self.limits.lnc > 1 else 0
 
     # -- where -----------------------------------------------------------
@@ -96,7 +106,8 @@ class Trace:
         instr.seq = self.seq
         instr.core = self.physical_core()
         dst = instr.writes[0].buffer if instr.writes else None
-        poisons = [self.check_read(acc, skip_deps=instr.accumulate and acc.buffer is dst) for acc in instr.reads]
+        carried = instr.accumulate or instr.carried
+        poisons = [self.check_read(acc, skip_deps=carried and acc.buffer is dst) for acc in instr.reads]
         for acc in instr.writes:
             out = _propagate(poisons, acc.shape, poison_rule)
             self.mark_written(acc, instr.seq, out)
