@@ -8,7 +8,7 @@ without computing anything. Prints one row per figure: published value,
 estimate, ratio (estimate / published). docs/nki.md holds the table and the
 sources.
 
-    .venv/bin/python benchmarks/estimates/nki_cost_validation.py PATH/TO/aws-neuron-sdk   (about 10 minutes)
+    .venv/bin/python benchmarks/estimates/nki_cost_validation.py PATH/TO/aws-neuron-sdk   (15-20 minutes on 2 cores)
 """
 
 import importlib.util
