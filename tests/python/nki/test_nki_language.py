@@ -13,6 +13,7 @@ import nki.language as nl
 import numpy as np
 import pytest
 import torch
+from helpers.nki_tiles import load as _load
 
 import torch_neuronx  # noqa: F401
 
@@ -391,12 +392,6 @@ def running_products(a, b):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=return_style)
     return out
-
-
-def _load(x):
-    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=x)
-    return t
 
 
 def test_tensor_tensor_scan_in_the_returning_style():

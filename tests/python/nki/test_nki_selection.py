@@ -8,20 +8,10 @@ import nki.isa as nisa
 import nki.language as nl
 import pytest
 import torch
+from helpers.nki_tiles import load as _load
+from helpers.nki_tiles import store as _store
 
 import torch_neuronx  # noqa: F401
-
-
-def _load(x):
-    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=x)
-    return t
-
-
-def _store(t):
-    out = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.shared_hbm)
-    nisa.dma_copy(dst=out, src=t)
-    return out
 
 
 @nki.jit
