@@ -133,11 +133,9 @@ def tensor_partition_reduce(*args, **kwargs):
         raise NKIError(
             f"nisa.tensor_partition_reduce: op {d['op']!r} is not add, average, max, bitwise_or or bitwise_and"
         )
-    integer = not data.dtype.is_floating_point
 
     def compute(a):
-        r = fn(a if integer and op.startswith("bitwise") else f32(a))
-        return r.reshape(dst.shape)
+        return fn(f32(a)).reshape(dst.shape)  # f32 leaves integer tiles as they are
 
     return emit(
         "tensor_partition_reduce",

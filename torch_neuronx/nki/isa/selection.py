@@ -28,12 +28,12 @@ _PREDICATE_DTYPES = (torch.uint8, torch.uint16, torch.uint32)
 _NOT_FOUND = {torch.uint16: 0xFFFF, torch.uint32: 0xFFFFFFFF}
 
 
-def _same_layout(tr, what, t: Tile, dst: Tile):
-    """AWS: the same partitions and the same number of elements per partition as dst."""
-    if t.shape[0] != dst.shape[0] or math.prod(t.shape[1:]) != math.prod(dst.shape[1:]):
+def _same_layout(tr, name, what, t: Tile, ref_name, ref: Tile):
+    """AWS: t has ref's partitions and ref's number of elements per partition."""
+    if t.shape[0] != ref.shape[0] or math.prod(t.shape[1:]) != math.prod(ref.shape[1:]):
         raise tr.error(
-            f"nisa.tensor_copy_predicated: {what} {list(t.shape)} must have dst's partitions and "
-            f"elements per partition, dst is {list(dst.shape)}"
+            f"nisa.{name}: {what} {list(t.shape)} must have {ref_name}'s partitions and "
+            f"elements per partition, {ref_name} is {list(ref.shape)}"
         )
 
 
@@ -51,9 +51,9 @@ def tensor_copy_predicated(*args, **kwargs):
             "nisa.tensor_copy_predicated: predicate must be uint8, uint16 or uint32, "
             f"got {dtypes.of_torch(predicate.dtype)}"
         )
-    _same_layout(tr, "predicate", predicate, dst)
+    _same_layout(tr, "tensor_copy_predicated", "predicate", predicate, "dst", dst)
     if isinstance(src, Tile):
-        _same_layout(tr, "src", src, dst)
+        _same_layout(tr, "tensor_copy_predicated", "src", src, "dst", dst)
         if src.access.buffer.kind is PSUM and predicate.access.buffer.kind is PSUM:
             raise tr.error("nisa.tensor_copy_predicated: src and predicate may not both be in PSUM")
     elif not is_scalar(src):
@@ -294,8 +294,7 @@ def select_reduce(*args, **kwargs):
         )
     rows, free = on_true.shape[0], math.prod(on_true.shape[1:])
     for what, t in (("predicate", predicate), ("dst", dst)):
-        if t.shape[0] != rows or math.prod(t.shape[1:]) != free:
-            raise tr.error(f"nisa.select_reduce: {what} {list(t.shape)} must match on_true {list(on_true.shape)}")
+        _same_layout(tr, "select_reduce", what, t, "on_true", on_true)
     on_false = d["on_false"]
     if isinstance(on_false, Tile) and (on_false.shape[0] != rows or math.prod(on_false.shape[1:]) != 1):
         raise tr.error(f"nisa.select_reduce: on_false must be a number or [{rows}, 1], got {list(on_false.shape)}")
