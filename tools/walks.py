@@ -14,6 +14,7 @@ Run: .venv/bin/python tools/walks.py   (about two minutes; needs valgrind)
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -101,14 +102,19 @@ def per_file(path: Path) -> dict[str, int]:
     return counts
 
 
+@functools.cache
 def _project_file(name: str) -> str | None:
     """`name` relative to the checkout when it is a source of csrc/ or hal/
-    (not a header of torch's under .venv, whose path also has a csrc/)."""
-    try:
-        rel = Path(os.path.normpath(name)).relative_to(ROOT)
-    except ValueError:
+    (not a header of torch's under site-packages, whose path also has a
+    csrc/). The line tables may name another checkout's path: ccache shares
+    objects between checkouts (cmake/NeuronUnity.cmake)."""
+    parts = Path(os.path.normpath(name)).parts
+    if "site-packages" in parts:
         return None
-    return str(rel) if rel.parts[0] in ("csrc", "hal") else None
+    for i, part in enumerate(parts):
+        if part in ("csrc", "hal") and ROOT.joinpath(*parts[i:]).is_file():
+            return str(Path(*parts[i:]))
+    return None
 
 
 def walk(name: str, script: str, ranks: int) -> list[str]:
