@@ -7,6 +7,7 @@ import nki
 import nki.language as nl
 import pytest
 import torch
+from helpers.nki_tiles import accumulation_tolerance
 
 import torch_neuronx  # noqa: F401
 
@@ -39,7 +40,7 @@ def test_legacy_blocked_matmul(dtype):
     torch.manual_seed(0)
     a, b = torch.rand(256, 384, dtype=dtype), torch.rand(384, 700, dtype=dtype)
     out = blocked_matmul(a.to("neuron"), b.to("neuron"))
-    torch.testing.assert_close(out.cpu(), (a.float() @ b.float()).to(dtype))
+    torch.testing.assert_close(out.cpu(), (a.float() @ b.float()).to(dtype), **accumulation_tolerance(384, dtype))
     e = torch_neuronx.nki.last_estimate()
     assert e.flops == 2 * 256 * 384 * 700  # the masked tail tile multiplies only its 188 columns
 
