@@ -13,7 +13,7 @@ PY := $(VENV)/bin/python
 DEPS_STAMP := $(VENV)/.deps-installed
 BUILD_DIR := build/cmake
 BUILD_STAMP := $(BUILD_DIR)/.installed
-CXX_SOURCES := $(shell find hal csrc tests/cpp -name '*.cpp' -o -name '*.h' -o -name CMakeLists.txt) CMakeLists.txt pyproject.toml
+CXX_SOURCES := $(shell find hal csrc tests/cpp cmake -name '*.cpp' -o -name '*.h' -o -name CMakeLists.txt -o -name '*.cmake') CMakeLists.txt pyproject.toml
 # The editable install maps each Python module to its file: adding, moving or
 # removing one (which changes its folder's time) reinstalls.
 PY_FOLDERS := $(shell find torch_neuronx -type d -not -name __pycache__)
