@@ -157,8 +157,8 @@ sanitize: test-cpp-asan test-cpp-tsan test-python-asan
 # tensor operations on the CPU and on neuron, and 5,000 random sequences of
 # collectives per world size (2 and 3 ranks) against gloo; then 2,000
 # programs and 1,000 sequences per world size with every emulator stream on a
-# worker thread. About 25 minutes on a quiet 2-core machine, an hour beside a
-# CPU hog. Smaller runs: make fuzz FUZZ_PROGRAMS=500
+# worker thread. About 25 minutes on a quiet 2-core machine, under an hour
+# beside a CPU hog. Smaller runs: make fuzz FUZZ_PROGRAMS=500
 # FUZZ_SEQUENCES=200 (the thread-queue half runs a fifth of each).
 FUZZ_PROGRAMS ?= 10000
 FUZZ_SEQUENCES ?= 5000
