@@ -38,14 +38,14 @@ def _uses(instrs):
     for i, ins in enumerate(instrs):
         for a in ins.writes:
             writes.setdefault(a.buffer.root().id, []).append(i)
-        for a in ins.reads:
+        for a in ins.reads + ins.index_reads:
             reads.setdefault(a.buffer.root().id, []).append(i)
     return writes, reads
 
 
 def _touches(instrs, lo, hi, buf_id, writes_only=True) -> bool:
     for ins in instrs[lo + 1 : hi]:
-        accs = ins.writes if writes_only else ins.writes + ins.reads
+        accs = ins.writes if writes_only else ins.writes + ins.reads + ins.index_reads
         if any(a.buffer.root().id == buf_id for a in accs):
             return True
     return False

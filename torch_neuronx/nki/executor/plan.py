@@ -18,6 +18,7 @@ import torch
 from ..errors import NKIError
 from ..trace.state import Trace
 from . import fuse
+from .indirect import IndirectOperand, SkippedReads
 from .operand import Operand
 
 
@@ -39,8 +40,11 @@ class Plan:
         self.onchip_bytes = self._allocate_onchip(trace)
         self.steps = []
         for ins in self.instrs:
-            rd = [self._operand(a) for a in ins.reads]
-            wr = [self._operand(a) for a in ins.writes]
+            rd = [self._operand(a, ins.oob_skip) for a in ins.reads]
+            wr = [self._operand(a, ins.oob_skip) for a in ins.writes]
+            skipped = [r for r in rd if isinstance(r, IndirectOperand) and r.skip]
+            if skipped:  # elements a skipped read did not reach keep the destination's value
+                wr = [SkippedReads(w, skipped[0]) for w in wr]
             if getattr(ins, "forward", False):
                 self.steps.append(fuse.bind_step(rd, wr, False))
                 continue
@@ -78,7 +82,9 @@ class Plan:
                 self.base_env[b.id] = self.base_env[b.parent.id].view(b.shape)
         return total
 
-    def _operand(self, access) -> Operand:
+    def _operand(self, access, oob_skip=False) -> Operand:
+        if access.indirect is not None:
+            return IndirectOperand(access, self._operand(access.indirect.index), oob_skip)
         op = Operand(access)
         if access.buffer.role in ("onchip", "alias") and access.buffer.id not in self.forwarded:
             op.bind_const(self.base_env[access.buffer.id])

@@ -54,6 +54,7 @@ def dma_copy(*args, **kwargs):
         accumulate=rmw is not None,
         keep_src_shapes=tuple(src.shape) != tuple(dst.shape),
         cost=dma_cost(src, dst),
+        oob_skip=d.get("oob_mode") == oob_mode.skip,
     )
     return dst
 

@@ -6,23 +6,50 @@ instruction touches. It gathers and scatters those elements of any tensor
 shaped like the buffer (the trace's stamps and poison, the cost model's
 times); an access that is affine in its coordinates does so through a strided
 view.
+
+An indirect access (`tensor.ap(scalar_offset=...)` or `vector_offset=`) also
+carries an `Indirect`: its start along one dimension of the tensor is read at
+run time from an SBUF tile. Its index tensors then hold the elements at
+offset 0, a stand-in for the trace's checks; the executor computes the real
+ones per call (executor/indirect.py).
 """
 
 from __future__ import annotations
 
 import torch
 
-from ..errors import NKIError
+from ..errors import NKIError, NKIUnsupported
 from . import indexing
 
 
-class Access:
-    __slots__ = ("buffer", "arrays", "shape", "mask", "identity", "_affine")
+class Indirect:
+    """A run-time start: element i of the access reads storage element
+    `flat[i] + offset * scale`, where `offset` is the value of the SBUF tile
+    `index` (one value; or, `vector`, one per index along the access's first
+    dimension) and `scale` the elements to the right of the indirect
+    dimension of the tensor `.ap` was called on."""
 
-    def __init__(self, buffer, arrays, shape, mask=None, identity=False):
+    __slots__ = ("index", "scale", "vector", "flat")
+
+    def __init__(self, index: Access, scale: int, vector: bool, flat: torch.Tensor):
+        self.index, self.scale, self.vector, self.flat = index, scale, vector, flat
+
+
+class Access:
+    __slots__ = ("buffer", "arrays", "shape", "mask", "identity", "_affine", "indirect")
+
+    def __init__(self, buffer, arrays, shape, mask=None, identity=False, indirect=None):
         self.buffer, self.arrays, self.shape, self.mask = buffer, arrays, tuple(shape), mask
         self.identity = identity  # the whole buffer, unindexed
-        self._affine = 0  # not computed yet
+        self.indirect = indirect
+        self._affine = None if indirect is not None else 0  # 0: not computed yet; an indirect access is never a view
+
+    def _direct(self, what: str):
+        if self.indirect is not None:
+            raise NKIUnsupported(
+                f"{what} of an indirect view (tensor.ap with scalar_offset/vector_offset) is not supported by the "
+                f"NKI emulator yet: index the tensor before .ap(), or give .ap() the whole pattern"
+            )
 
     def affine(self):
         """(offsets, coefficients) when the access is a strided view, else None."""
@@ -35,6 +62,9 @@ class Access:
         return cls(buffer, indexing.identity_arrays(buffer.shape), buffer.shape, identity=True)
 
     def __getitem__(self, key):
+        if self.indirect is not None and _selects_all(key, len(self.shape)):
+            return self
+        self._direct("indexing")
         arrays, shape = indexing.compose(self.arrays, self.shape, key, self.identity)
         return Access(self.buffer, arrays, shape)
 
@@ -47,10 +77,12 @@ class Access:
         return Access(self.buffer, arrays, tuple(b.stop - b.start if s != 1 else 1 for b, s in zip(key, shape)))
 
     def masked(self, mask):
+        self._direct("a mask")
         return Access(self.buffer, self.arrays, self.shape, mask)
 
     def transposed(self) -> Access:
         """The 2-D access with its two axes swapped."""
+        self._direct("transposing")
         arrays = [a.expand(self.shape).transpose(0, 1) for a in self.arrays]
         return Access(self.buffer, arrays, (self.shape[1], self.shape[0]))
 
@@ -110,3 +142,11 @@ class Access:
             for d, row in enumerate(coeffs)
             for k in range(len(row))
         )
+
+
+def _selects_all(key, ndim: int) -> bool:
+    """`t[...]`, `t[:, :]`: a key that keeps every element in place."""
+    key = key if isinstance(key, tuple) else (key,)
+    if key == (Ellipsis,):
+        return True
+    return len(key) <= ndim and all(isinstance(k, slice) and k == slice(None) for k in key)

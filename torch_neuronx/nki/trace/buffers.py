@@ -132,3 +132,7 @@ class Instr:
     carried: bool = False  # reads its destination as an accumulator (dst = dst + x): affine loops may carry it
     box: object = None  # the rectangle a mask narrowed the destination to
     wmask: object = None  # the non-rectangular mask merged into the destination
+    index_reads: list = field(default_factory=list)  # the run-time offsets of its indirect operands (trace/access.py)
+    oob_skip: bool = (
+        False  # an indirect operand's elements outside its tensor are skipped (oob_mode.skip), not an error
+    )

@@ -83,12 +83,15 @@ def emit(
     poison_rule=None,
     direct=None,
     carried=False,
+    oob_skip=False,
 ) -> Tile:
     """Records `dst = step_fn(*srcs)` (or `dst += ...` when accumulate) and
     returns the destination tile. `srcs` may hold tiles and scalars; scalars
     are bound into the computation. `shape` defaults to the broadcast of the
     tile operands' shapes. `carried`: a source is dst itself, read as an
-    accumulator (`dst = dst + x`), which affine_range iterations may carry."""
+    accumulator (`dst = dst + x`), which affine_range iterations may carry.
+    `oob_skip`: an indirect operand's elements outside its tensor are
+    dropped (writes) or leave the destination's element as it was (reads)."""
     tr = state.require(f"nl/nisa.{name}")
     rank = max([s.ndim for s in srcs if isinstance(s, Tile)] + [dst.ndim if dst is not None else 0])
     srcs = [partition_aligned(s, rank) if isinstance(s, Tile) else s for s in srcs]
@@ -176,6 +179,7 @@ def emit(
     )
     c.setdefault("dtype", dst_acc.buffer.dtype)
     c.setdefault("src_dtypes", [a.buffer.dtype for a in reads])
+    index_reads = list({id(a.indirect): a.indirect.index for a in reads + [dst_acc] if a.indirect is not None}.values())
     instr = Instr(
         name,
         engine,
@@ -188,6 +192,8 @@ def emit(
         carried=carried,
         box=box if fresh else None,
         wmask=m if fresh else None,
+        index_reads=index_reads,
+        oob_skip=oob_skip,
     )
     if direct is not None and box is None:  # executor/fuse.py may batch repeats of this exact elementwise op
         instr.op_key = (name, direct, tuple(repr(c) for c in consts))

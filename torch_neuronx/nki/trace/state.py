@@ -108,6 +108,12 @@ class Trace:
         dst = instr.writes[0].buffer if instr.writes else None
         carried = instr.accumulate or instr.carried
         poisons = [self.check_read(acc, skip_deps=carried and acc.buffer is dst) for acc in instr.reads]
+        for acc in instr.index_reads:  # an offset read from never-written SBUF reaches unknown elements
+            if self.check_read(acc) is not None and bool(acc.gather(acc.buffer.poison).any()):
+                raise self.error(
+                    f"{instr.name}: the run-time offset is read from never-written elements of "
+                    f"{acc.buffer.describe()}: write the offsets first"
+                )
         for acc in instr.writes:
             out = _propagate(poisons, acc.shape, poison_rule)
             self.mark_written(acc, instr.seq, out)

@@ -145,6 +145,8 @@ class Tile:
     ap = views.ap
     slice = views.slice_
     select = views.select
+    vector_select = views.vector_select
+    is_indirect = views.is_indirect
     permute = views.permute
     broadcast = views.broadcast
     expand_dim = views.expand_dim

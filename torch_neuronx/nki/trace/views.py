@@ -16,13 +16,15 @@ import math
 import torch
 
 from ..errors import NKIUnsupported
-from .access import Access
+from .access import Access, Indirect
+from .buffers import SBUF
 from .state import require
 
 _I64 = torch.int64
 
 
 def _full(t) -> list[torch.Tensor]:
+    t.access._direct("a view")  # an indirect view's index tensors are stand-ins
     return [a.expand(t.shape) for a in t.access.arrays]
 
 
@@ -92,20 +94,62 @@ def get_pattern(t) -> list:
 
 def ap(t, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
     tr = require("tensor.ap")
-    if scalar_offset is not None or vector_offset is not None:
-        raise _unsupported(tr, "tensor.ap with scalar_offset or vector_offset (indirect access)")
     if dtype is not None and dtype != t.dtype:
         raise _unsupported(tr, "tensor.ap(dtype=...), reinterpreting the storage as another dtype,")
     base = _flat(t).reshape(-1)[0] if t.shape and math.prod(t.shape) else torch.zeros((), dtype=_I64)
     if offset is not None:
         base = base + int(offset)
-    counts = [int(n) for _, n in pattern]
-    flat = base.clone()
+    if scalar_offset is None and vector_offset is None:
+        return _from_flat(t, _pattern_flat(base, pattern, False))
+    d = _dim(t, indirect_dim)
+    flat = _pattern_flat(base, pattern, vector_offset is not None)
+    return _indirect(tr, t, flat, scalar_offset, vector_offset, d, math.prod(t.shape[d + 1 :]))
+
+
+def _pattern_flat(base, pattern, vector: bool) -> torch.Tensor:
+    """The storage index of each element of `pattern` ([[stride, count], ...])
+    from `base`. With a vector offset each row starts at its own run-time
+    offset: the leading stride is unused, as on the chip."""
+    flat = torch.as_tensor(base, dtype=_I64).clone()
     for k, (stride, n) in enumerate(pattern):
+        if vector and k == 0:
+            continue
         shape = [1] * len(pattern)
         shape[k] = int(n)
         flat = flat + int(stride) * torch.arange(int(n), dtype=_I64).reshape(shape)
-    return _from_flat(t, flat.expand(counts) if pattern else flat)
+    return flat.expand([int(n) for _, n in pattern]) if pattern else flat
+
+
+def _indirect(tr, t, flat, scalar_offset, vector_offset, d, scale):
+    """The view whose start along dimension d of t (`scale` storage elements
+    per unit) is read at run time from an SBUF tile (access.Indirect)."""
+    from .tile import Tile
+
+    if scalar_offset is not None and vector_offset is not None:
+        raise tr.error("tensor.ap: give scalar_offset or vector_offset, not both")
+    index = scalar_offset if scalar_offset is not None else vector_offset
+    what = "scalar_offset" if scalar_offset is not None else "vector_offset"
+    if not isinstance(index, Tile):
+        raise _unsupported(tr, f"tensor.ap({what}={type(index).__name__}) (a register as the offset)")
+    if index.access.buffer.kind is not SBUF:
+        raise tr.error(f"tensor.ap: {what} must be an SBUF tile, not {index.access.buffer.describe()}")
+    if index.dtype.torch.is_floating_point:
+        raise tr.error(f"tensor.ap: {what} must hold integers (nl.int32, nl.uint32), not {index.dtype}")
+    if scalar_offset is not None and math.prod(index.shape) != 1:
+        raise tr.error(f"tensor.ap: scalar_offset must be one value, shape (1, 1), not {list(index.shape)}")
+    if vector_offset is not None:
+        if d != 0:
+            raise tr.error(f"tensor.ap: vector_offset indexes dimension 0 only (indirect_dim=0), not {d}")
+        rows = flat.shape[0] if flat.dim() else 1
+        if math.prod(index.shape) != rows:
+            raise tr.error(
+                f"tensor.ap: vector_offset holds {math.prod(index.shape)} offsets ({list(index.shape)}) but the "
+                f"pattern's leading dimension has {rows}: one offset per row"
+            )
+    n = math.prod(t.access.buffer.shape)
+    view = _from_flat(t, flat.clamp(0, max(n - 1, 0))).access  # stand-in indices for the trace's checks
+    ind = Indirect(index.access, int(scale), vector_offset is not None, flat)
+    return type(t)(Access(view.buffer, view.arrays, view.shape, indirect=ind))
 
 
 def slice_(t, dim, start, end, step=1):
@@ -116,8 +160,8 @@ def slice_(t, dim, start, end, step=1):
 
 def select(t, dim, index):
     d = _dim(t, dim)
-    if not isinstance(index, int):
-        raise _unsupported(require("tensor.select"), "tensor.select with a tensor index (indirect access)")
+    if not isinstance(index, int):  # a run-time index: an SBUF (1, 1) tile
+        return _dynamic_select(t, d, index)
     if d == 0 and t.access.buffer.kind.on_chip:  # the partition dimension stays, of size 1
         return slice_(t, 0, index, index + 1)
     return t[(slice(None),) * d + (index,)]
@@ -183,3 +227,36 @@ def flatten_dims(t, start_dim, end_dim):
     s, e = _dim(t, start_dim), _dim(t, end_dim)
     new = list(t.shape[:s]) + [math.prod(t.shape[s : e + 1])] + list(t.shape[e + 1 :])
     return reshape_view(t, new)
+
+
+def _dynamic_select(t, d, index):
+    """`t.select(d, tile)`: the slice at a run-time index, dimension d removed."""
+    tr = require("tensor.select")
+    if d == 0 and t.access.buffer.kind.on_chip:
+        raise tr.error("tensor.select with a run-time index cannot select the partition dimension of an on-chip tensor")
+    st = strides(t)
+    pattern = [[s, n] for k, (s, n) in enumerate(zip(st, t.shape)) if k != d]
+    return _indirect_at(tr, t, pattern, index, None, d, st[d])
+
+
+def vector_select(t, dim, vector_offset):
+    """`t.vector_select(0, offsets)`: row p of the view is row offsets[p] of t (an HBM tensor)."""
+    tr = require("tensor.vector_select")
+    d = _dim(t, dim)
+    if d != 0:
+        raise tr.error(f"tensor.vector_select: only dimension 0 can be selected, not {dim}")
+    if t.access.buffer.kind.on_chip:
+        raise tr.error(f"tensor.vector_select reads an HBM tensor, not {t.access.buffer.describe()}")
+    st = strides(t)
+    pattern = [[st[0], math.prod(vector_offset.shape)]] + [[s, n] for s, n in zip(st[1:], t.shape[1:])]
+    return _indirect_at(tr, t, pattern, None, vector_offset, 0, st[0])
+
+
+def _indirect_at(tr, t, pattern, scalar_offset, vector_offset, d, stride):
+    """An indirect view of t over `pattern` whose run-time index moves `stride` elements per unit."""
+    flat = _pattern_flat(offset(t), pattern, vector_offset is not None)
+    return _indirect(tr, t, flat, scalar_offset, vector_offset, d, stride)
+
+
+def is_indirect(t) -> bool:
+    return t.access.indirect is not None
