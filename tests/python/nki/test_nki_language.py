@@ -196,6 +196,26 @@ def test_nkiobject_dataclasses_pass_through_kernels():
     assert torch.equal(with_objects(x.neuron(), Tiling(16, 8)).cpu(), x[:16, 2:10])
 
 
+def test_nkiobject_dataclasses_without_annotations_take_their_fields_by_keyword():
+    @dataclasses.dataclass
+    class Section(nl.NKIObject):  # as AWS's NKI Library writes some: fields without annotations
+        index = None
+        offset = None
+
+    @dataclasses.dataclass
+    class Sizes(nl.NKIObject):
+        rows: int
+        spare: list = dataclasses.field(default_factory=list)
+
+    s = Section(index=2, offset=256)
+    assert (s.index, s.offset) == (2, 256)
+    assert Sizes(4).spare == [] and Sizes(rows=4).rows == 4
+    with pytest.raises(TypeError, match="missing required argument 'rows'"):
+        Sizes()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colz'"):
+        Sizes(4, colz=1)
+
+
 @nki.jit
 def constants(x, path=None):
     """x plus a constant table: built in the kernel from NumPy, or read from a .npy file."""

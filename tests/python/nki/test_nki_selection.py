@@ -116,7 +116,7 @@ def test_tensor_partition_reduce_reduces_across_partitions(op):
 
 
 @nki.jit
-def causal_rows(scores, lower, upper, start):
+def causal_rows(scores, lower, upper, start, false_value):
     s = _load(scores)
     out = nl.ndarray(scores.shape, dtype=nl.float32, buffer=nl.sbuf)
     row_max = nl.ndarray((scores.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
@@ -130,17 +130,19 @@ def causal_rows(scores, lower, upper, start):
         reduce_res=row_max,
         reduce_cmd=nisa.reduce_cmd.reset_reduce,
         range_start=start,
-        on_false_value=nl.fp32.min,
+        on_false_value=false_value,
     )
     return _store(out), _store(row_max)
 
 
-def test_range_select_keeps_each_rows_index_range_and_its_maximum():
+# AWS's kernels also write fp32's lowest as the double -3.4028235e38, just past it: fp32 rounds it to the lowest
+@pytest.mark.parametrize("false_value", [nl.fp32.min, -3.4028235e38])
+def test_range_select_keeps_each_rows_index_range_and_its_maximum(false_value):
     torch.manual_seed(0)
     scores = torch.randn(128, 96)
     lower = torch.randint(0, 40, (128, 1)).float()
     upper = lower + torch.randint(1, 60, (128, 1)).float()
-    out, row_max = (t.cpu() for t in causal_rows(scores.neuron(), lower.neuron(), upper.neuron(), 10))
+    out, row_max = (t.cpu() for t in causal_rows(scores.neuron(), lower.neuron(), upper.neuron(), 10, false_value))
     index = 10 + torch.arange(96).float()
     keep = (index >= lower) & (index < upper)
     expected = torch.where(keep, scores, torch.tensor(nl.fp32.min))

@@ -8,7 +8,7 @@ import torch
 from ..trace.alloc import new_tile, shape_and_par
 from ..trace.buffers import SBUF
 from ..trace.emit import emit
-from ..trace.operands import as_tile
+from ..trace.operands import as_tile, fp32_scalar
 from ..trace.tile import Tile
 from .calls import REQ, split
 from .enums import engine
@@ -16,6 +16,8 @@ from .enums import engine
 
 def fill(t: Tile, value) -> Tile:
     """Records `t[...] = value` (a scalar) on the Vector engine; returns t."""
+    if isinstance(value, float):
+        value = fp32_scalar(value)
     emit(
         "memset",
         "vector",

@@ -12,7 +12,7 @@ from ..chip import dtypes
 from ..errors import NKIError
 from ..trace.emit import emit
 from ..trace.indexing import IndexExpr
-from ..trace.operands import as_tile, f32
+from ..trace.operands import as_tile, f32, fp32_scalar
 from ..trace.tile import Tile
 from .calls import REQ, split
 from .ops import BINARY, binary_fn, name_of
@@ -90,7 +90,7 @@ def affine_select(*args, **kwargs):
         pred = d["pred"].t if isinstance(d["pred"], IndexExpr) else torch.as_tensor(d["pred"])
         on_true = as_tile(d["on_true_tile"])
         dst_tile = None
-    false_value = float(d["on_false_value"])
+    false_value = fp32_scalar(d["on_false_value"])
     p = pred.bool()
     return emit(
         "affine_select",

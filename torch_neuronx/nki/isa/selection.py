@@ -18,7 +18,7 @@ from ..errors import NKIUnsupported
 from ..trace import state
 from ..trace.buffers import PSUM
 from ..trace.emit import emit
-from ..trace.operands import as_tile, f32, is_scalar
+from ..trace.operands import as_tile, f32, fp32_scalar, is_scalar
 from ..trace.tile import Tile
 from .calls import REQ, need, split
 from .enums import reduce_cmd
@@ -147,7 +147,7 @@ def nc_match_replace8(*args, **kwargs):
     dst = as_tile(d["dst"], "nc_match_replace8 dst")
     if math.prod(dst.shape) != math.prod(data.shape) or dst.shape[0] != data.shape[0]:
         raise tr.error(f"nisa.nc_match_replace8: dst {list(dst.shape)} must hold data's {list(data.shape)}")
-    imm = float(d["imm"])
+    imm = fp32_scalar(d["imm"])
     if d.get("dst_idx") is not None:
         _index_output(
             tr, "nc_match_replace8", as_tile(d["dst_idx"], "nc_match_replace8 dst_idx"), data, vals, range(7, -1, -1)
@@ -241,7 +241,7 @@ def range_select(*args, **kwargs):
     if not on_true.dtype.is_floating_point:
         raise tr.error(f"nisa.range_select: on_true_tile must be a float tile, got {dtypes.of_torch(on_true.dtype)}")
     free = math.prod(on_true.shape[1:])
-    start, false_value = int(d["range_start"]), float(d["on_false_value"])
+    start, false_value = int(d["range_start"]), fp32_scalar(d["on_false_value"])
     cmp0, cmp1 = BINARY[ops[0]], BINARY[ops[1]]
 
     def compute(a, b0, b1):

@@ -21,7 +21,7 @@ from .access import Access
 from .alloc import new_tile
 from .buffers import SBUF, Instr
 from .indexing import IndexExpr, broadcast_shapes
-from .operands import is_scalar, partition_aligned
+from .operands import fp32_scalar, is_scalar, partition_aligned
 from .tile import Tile
 
 
@@ -164,7 +164,7 @@ def emit(
     if accumulate:
         reads = reads + [dst_acc]
     positions = [i for i, a in enumerate(src_acc) if isinstance(a, Access)]
-    consts = [None if isinstance(a, Access) else a for a in src_acc]
+    consts = [None if isinstance(a, Access) else fp32_scalar(a) if isinstance(a, float) else a for a in src_acc]
     make = make_step or _make_elementwise(step_fn, positions, consts, direct)
     c = dict(cost or {})
     if box is not None and math.prod(shape):  # a mask narrows the work: counts given for the whole tile shrink

@@ -28,6 +28,13 @@ def f32(x):
     return x
 
 
+def fp32_scalar(v) -> float:
+    """A float immediate as the engines hold it: rounded to fp32, IEEE's way
+    (AWS's kernels write fp32's lowest as -3.4028235e38, a double just past
+    it that rounds to it; one past half an ulp more becomes -inf)."""
+    return float(torch.tensor(float(v), dtype=torch.float64).to(torch.float32))
+
+
 def is_scalar(x) -> bool:
     return isinstance(x, (int, float, bool)) or (
         hasattr(x, "item") and not isinstance(x, (Tile, torch.Tensor)) and getattr(x, "ndim", 0) == 0
