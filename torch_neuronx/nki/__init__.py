@@ -17,10 +17,10 @@ Layers, each importing only those below it (tests/python/project/test_layering.p
   executor/    plans: fusing, binding to device memory, running
   jit.py       `nki.jit` / Kernel: traces, checks, estimates, runs
   torch_ops.py `nki_op` / `wrap_nki` (torch.library)
-  typing.py, collectives.py  `nki.typing`, `nki.collectives`
+  typing.py, collectives.py, lnc.py  `nki.typing`, `nki.collectives`, `nki.lnc`
 """
 
-from . import collectives, isa, language, typing
+from . import collectives, isa, language, lnc, typing
 from .chip.dtypes import DType as dtype  # `nki.dtype`, the annotation of dtype parameters
 from .errors import NKIError, NKIUnsupported
 from .finder import install as _install_finder
@@ -49,6 +49,7 @@ __all__ = [
     "jit",
     "language",
     "last_estimate",
+    "lnc",
     "simulate",
     "simulate_kernel",
     "stats",

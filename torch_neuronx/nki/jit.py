@@ -30,6 +30,7 @@ from .cost.schedule import estimate as estimate_cost
 from .errors import NKIError
 from .executor.device import execute, map_outputs
 from .executor.plan import Plan
+from .trace import syncs
 from .trace.access import Access
 from .trace.buffers import HBM, Buffer
 from .trace.state import Trace, active
@@ -186,6 +187,7 @@ class Kernel:
                 if i == 0:
                     result = r
             tr.check_capacity()
+            syncs.check_pairing(tr)
             outputs = map_outputs(result, lambda t: _output_buffer(tr, t))
         self.trace_count += 1
         _stats["traces"] += 1

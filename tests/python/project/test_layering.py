@@ -222,7 +222,8 @@ NKI_LAYERS = {
     "torch_ops": {"errors", "jit"},
     "typing": {"trace"},
     "collectives": {"errors", "language"},
-    "api": {"errors", "finder", "chip", "isa", "language", "jit", "typing", "collectives"},
+    "lnc": {"errors", "isa"},
+    "api": {"errors", "finder", "chip", "isa", "language", "jit", "typing", "collectives", "lnc"},
 }
 
 

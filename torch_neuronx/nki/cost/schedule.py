@@ -62,52 +62,110 @@ class _Times:
             acc.scatter(st[1], torch.maximum(acc.gather(st[1]), torch.tensor(t, dtype=torch.float64)))
 
 
+def _in_meeting_order(instrs):
+    """Groups of instructions to place: one instruction, or the two calls of
+    one meeting of an LNC=2 launch's cores (trace/syncs.py), after everything
+    either core issued before it."""
+    if not any(ins.sync is not None for ins in instrs):
+        yield from ([ins] for ins in instrs)
+        return
+    segments = {0: [[]], 1: [[]]}
+    meetings = {0: [], 1: []}
+    for ins in instrs:
+        if ins.sync is not None:
+            meetings[ins.core].append(ins)
+            segments[ins.core].append([])
+        else:
+            segments[ins.core][-1].append(ins)
+    for k in range(len(meetings[0]) + 1):
+        for c in (0, 1):
+            yield from ([ins] for ins in segments[c][k])
+        if k < len(meetings[0]):
+            yield [meetings[0][k], meetings[1][k]]
+
+
+class _Timeline:
+    """The engines, DMA queues and buffers of the launch as instructions are placed."""
+
+    def __init__(self, core):
+        self.core = core
+        self.engine_free: dict = {}  # per (physical core, engine)
+        self.dma_free: dict = {}  # per physical core: when each of its DMA queues is free
+        self.times = _Times()
+
+    def ready(self, ins) -> float:
+        t = 0.0
+        for a in ins.reads:  # read after write
+            t = max(t, self.times.last(a, 0))
+        for a in ins.writes:  # write after read
+            t = max(t, self.times.last(a, 1))
+        return t
+
+    def place(self, ins, eng, dur, n_dma, ready):
+        """(start, end) of ins on its core's engine, not before `ready`."""
+        core = self.core
+        if eng == "dma":
+            queues = self.dma_free.setdefault(ins.core, [0.0] * core.dma_engines)
+            order = sorted(range(len(queues)), key=queues.__getitem__)[:n_dma]
+            start = max([ready] + [queues[i] for i in order])
+            for i in order:
+                queues[i] = start + dur
+            return start, start + dur + core.dma_fixed_latency_s
+        start = max(ready, self.engine_free.get((ins.core, eng), 0.0))
+        self.engine_free[(ins.core, eng)] = start + dur
+        return start, start + dur
+
+    def done(self, ins, end):
+        for a in ins.writes:
+            self.times.wrote(a, end)
+        for a in ins.reads:
+            self.times.read(a, end)
+
+
 def estimate(trace) -> Estimate:
+    """A sendrecv starts when both cores' sources are ready; a core_barrier
+    ends a DMA latency after the later core arrives, and its data tensor
+    counts as written then, so what either core reads of it afterwards waits."""
     core = trace.limits
-    engine_free: dict = {}  # per (physical core, engine)
-    dma_free: dict = {}  # per physical core: when each of its DMA queues is free
-    times = _Times()
+    tl = _Timeline(core)
     busy: dict = {}  # per engine; DMA: the time all 16 DMA engines would need at full use
     count: dict = {}
     dma_bytes = flops = 0
     end_all = 0.0
     by_last_use = sorted((b for b in trace.buffers if b.kind.on_chip and b.parent is None), key=lambda b: b.last_use)
     dead = 0
+    # buffers past their last use drop their times, while instructions are placed in trace order
+    prune = not any(ins.sync is not None for ins in trace.instrs)
     timeline = []
-    for ins in trace.instrs:
-        if ins.engine == "none":
+    for group in _in_meeting_order(trace.instrs):
+        group = [ins for ins in group if ins.engine != "none"]
+        if not group:
             continue
-        while dead < len(by_last_use) and by_last_use[dead].last_use < ins.seq:
-            times.state.pop(by_last_use[dead].id, None)
+        while prune and dead < len(by_last_use) and by_last_use[dead].last_use < group[0].seq:
+            tl.times.state.pop(by_last_use[dead].id, None)
             dead += 1
-        eng, dur, n_dma = instruction_time(ins, core)
-        ready = 0.0
-        for a in ins.reads:  # read after write
-            ready = max(ready, times.last(a, 0))
-        for a in ins.writes:  # write after read
-            ready = max(ready, times.last(a, 1))
-        if eng == "dma":
-            queues = dma_free.setdefault(ins.core, [0.0] * core.dma_engines)
-            order = sorted(range(len(queues)), key=queues.__getitem__)[:n_dma]
-            start = max([ready] + [queues[i] for i in order])
-            for i in order:
-                queues[i] = start + dur
-            end = start + dur + core.dma_fixed_latency_s
-            dma_bytes += ins.cost.get("bytes", 0)
-        else:
-            start = max(ready, engine_free.get((ins.core, eng), 0.0))
-            end = start + dur
-            engine_free[(ins.core, eng)] = end
-            if eng == "tensor" and ins.name not in ("nc_transpose", "transpose"):
+        timed = [(ins, *instruction_time(ins, core)) for ins in group]
+        ready = [tl.ready(ins) for ins in group]
+        if len(group) == 2 and group[0].sync.kind == "sendrecv":  # each side waits for both sources
+            ready = [max(ready)] * 2
+        placed = [tl.place(ins, eng, dur, n, r) for (ins, eng, dur, n), r in zip(timed, ready)]
+        if len(group) == 2 and group[0].sync.kind == "core_barrier":
+            met = max(start for start, _ in placed) + core.dma_fixed_latency_s
+            placed = [(start, met) for start, _ in placed]
+            for ins in group:
+                tl.engine_free[(ins.core, ins.engine)] = met
+                for a in ins.reads:  # the shared tensor it guards: both cores' writes are in
+                    tl.times.wrote(a, met)
+        for (ins, eng, dur, n_dma), (start, end) in zip(timed, placed):
+            if eng == "dma":
+                dma_bytes += ins.cost.get("bytes", 0)
+            elif eng == "tensor" and ins.name not in ("nc_transpose", "transpose"):
                 flops += 2 * ins.cost.get("k", 0) * ins.cost.get("m", 0) * ins.cost.get("n", 0)
-        busy[eng] = busy.get(eng, 0.0) + (dur * n_dma / core.dma_engines if eng == "dma" else dur)
-        timeline.append((ins.name, eng, start * 1e6, dur * 1e6, ins.line))
-        count[eng] = count.get(eng, 0) + 1
-        for a in ins.writes:
-            times.wrote(a, end)
-        for a in ins.reads:
-            times.read(a, end)
-        end_all = max(end_all, end)
+            busy[eng] = busy.get(eng, 0.0) + (dur * n_dma / core.dma_engines if eng == "dma" else dur)
+            timeline.append((ins.name, eng, start * 1e6, dur * 1e6, ins.line))
+            count[eng] = count.get(eng, 0) + 1
+            tl.done(ins, end)
+            end_all = max(end_all, end)
     return Estimate(
         trace.kernel_name,
         trace.target,

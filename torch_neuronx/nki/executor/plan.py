@@ -17,7 +17,7 @@ import torch
 
 from ..errors import NKIError
 from ..trace.state import Trace
-from . import fuse
+from . import fuse, programs
 from .indirect import IndirectOperand, SkippedReads
 from .operand import Operand
 
@@ -35,7 +35,18 @@ class Plan:
         self.aliases = [b for b in trace.buffers if b.parent is not None and b.role != "alias"]
         self.fresh = [b for b in trace.buffers if b.role in ("out", "scratch") and b.parent is None]
         self.base_env: list = [None] * len(trace.buffers)
-        self.instrs, self.forwarded = fuse.optimize(trace.instrs)
+        # an LNC=2 launch whose programs meet runs them at once (programs.py): each core's instructions
+        # rewritten on their own, its steps a range of self.steps
+        self.core_steps = None
+        if any(ins.sync is not None for ins in trace.instrs):
+            self.instrs, self.forwarded, self.core_steps = [], set(), []
+            for c in (0, 1):
+                instrs, forwarded = fuse.optimize([ins for ins in trace.instrs if ins.core == c])
+                self.core_steps.append(range(len(self.instrs), len(self.instrs) + len(instrs)))
+                self.instrs += instrs
+                self.forwarded |= forwarded
+        else:
+            self.instrs, self.forwarded = fuse.optimize(trace.instrs)
         self.written = {a.buffer.root().id for ins in self.instrs for a in ins.writes}
         self.onchip_bytes = self._allocate_onchip(trace)
         self.steps = []
@@ -69,7 +80,7 @@ class Plan:
             while ending and ending[0][0] < b.alloc_seq:
                 _, key, t = ending.pop(0)
                 free.setdefault(key, []).append(t)
-            key = (b.shape, b.dtype)
+            key = (b.shape, b.dtype, b.core if self.core_steps else 0)  # cores running at once share nothing
             pool = free.get(key)
             t = pool.pop() if pool else None
             if t is None:
@@ -122,10 +133,16 @@ class Plan:
 
     def run(self, env):
         with self.lock:
-            i = 0
-            try:
-                for i, step in enumerate(self.steps):  # noqa: B007  (i names the failing step below)
-                    step(env)
-            except Exception as e:
-                ins = self.instrs[i]
-                raise RuntimeError(f"NKI kernel '{self.kernel_name}': {ins.name} at {ins.line} failed: {e}") from e
+            if self.core_steps is None:
+                self._run_steps(env, range(len(self.steps)))
+            else:
+                programs.run_two(self.kernel_name, env, self.core_steps, self._run_steps)
+
+    def _run_steps(self, env, indices):
+        i = indices.start
+        try:
+            for i in indices:
+                self.steps[i](env)
+        except Exception as e:
+            ins = self.instrs[i]
+            raise RuntimeError(f"NKI kernel '{self.kernel_name}': {ins.name} at {ins.line} failed: {e}") from e

@@ -11,7 +11,8 @@ functions or the NumPy functions AWS's samples pass (`np.add`, `np.max`,
 
 One file per engine (tensor.py, scalar.py, vector.py and reductions.py,
 gpsimd.py, dma.py; fill.py for memset, selection.py for the Vector engine's
-selections by value or predicate): a new instruction is one function in
+selections by value or predicate, lnc.py for the two cores of an LNC=2 launch
+meeting): a new instruction is one function in
 the file of its engine, exported here, with its cost in cost/instructions.py.
 This layer records through trace/ and never imports `nki.language`. An
 instruction of AWS's API that the emulator lacks (NOT_YET) imports, so a
@@ -46,6 +47,7 @@ from .enums import (
 )
 from .fill import memset
 from .gpsimd import affine_select, iota, tensor_partition_reduce
+from .lnc import core_barrier, sendrecv
 from .reductions import bn_aggr, bn_stats, max8, tensor_reduce
 from .scalar import activation, activation_reduce
 from .selection import nc_find_index8, nc_match_replace8, range_select, select_reduce, tensor_copy_predicated
@@ -67,6 +69,7 @@ __all__ = [
     "affine_select",
     "bn_aggr",
     "bn_stats",
+    "core_barrier",
     "dma_copy",
     "dma_transpose",
     "iota",
@@ -81,6 +84,7 @@ __all__ = [
     "reciprocal",
     "scalar_tensor_tensor",
     "select_reduce",
+    "sendrecv",
     "tensor_copy",
     "tensor_copy_predicated",
     "tensor_partition_reduce",
@@ -119,9 +123,9 @@ __all__ = [
 
 # AWS's instructions the emulator does not run yet.
 NOT_YET = frozenset(
-    """activate2 core_barrier dma_compute dropout exponential local_gather nc_matmul_mx nc_n_gather
+    """activate2 dma_compute dropout exponential local_gather nc_matmul_mx nc_n_gather
     nonzero_with_count quantize_mx rand2 rand_get_state rand_set_state register_alloc
-    register_load register_move register_store rng sendrecv sequence_bounds set_rng_seed
+    register_load register_move register_store rng sequence_bounds set_rng_seed
     tensor_scalar_cumulative tensor_scalar_reduce topk""".split()
 )
 

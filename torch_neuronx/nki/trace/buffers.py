@@ -61,6 +61,7 @@ class Buffer:
         "first_bad_read",
         "tiles",
         "children",
+        "core",
     )
 
     def __init__(self, trace, kind, shape, dtype, name, role, index=None, par_axis=0, parent=None):
@@ -69,6 +70,7 @@ class Buffer:
         self.name = name or f"{kind.name}_{self.id}"
         self.line = trace.line()
         self.role, self.index, self.par_axis, self.parent = role, index, par_axis, parent
+        self.core = trace.physical_core()  # whose memory an on-chip buffer is (an LNC=2 launch has two cores')
         self.alloc_seq = self.last_use = trace.seq
         self.first_bad_read = None
         self.tiles = 0  # live Tile objects naming this buffer (tile.py frees the state below at 0)
@@ -133,6 +135,5 @@ class Instr:
     box: object = None  # the rectangle a mask narrowed the destination to
     wmask: object = None  # the non-rectangular mask merged into the destination
     index_reads: list = field(default_factory=list)  # the run-time offsets of its indirect operands (trace/access.py)
-    oob_skip: bool = (
-        False  # an indirect operand's elements outside its tensor are skipped (oob_mode.skip), not an error
-    )
+    oob_skip: bool = False  # indirect operands skip elements outside their tensor (oob_mode.skip)
+    sync: object = None  # a meeting point of an LNC=2 launch's two programs (trace/syncs.py)

@@ -84,6 +84,7 @@ def emit(
     direct=None,
     carried=False,
     oob_skip=False,
+    sync=None,
 ) -> Tile:
     """Records `dst = step_fn(*srcs)` (or `dst += ...` when accumulate) and
     returns the destination tile. `srcs` may hold tiles and scalars; scalars
@@ -194,6 +195,7 @@ def emit(
         wmask=m if fresh else None,
         index_reads=index_reads,
         oob_skip=oob_skip,
+        sync=sync,
     )
     if direct is not None and box is None:  # executor/fuse.py may batch repeats of this exact elementwise op
         instr.op_key = (name, direct, tuple(repr(c) for c in consts))

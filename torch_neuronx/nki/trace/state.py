@@ -64,6 +64,14 @@ class Trace:
         self.loops: list[Loop] = []
         self.shared: list[Buffer] = []  # shared_hbm allocations of the first grid instance
         self.shared_next = 0
+        self.sync_counts: dict = {}  # per physical core: its sendrecv and core_barrier calls so far (syncs.py)
+
+    def cores(self) -> int:
+        """The physical cores the launch runs on (2 for LNC=2's kernel[2] or a grid over nl.nc(2))."""
+        for g in self.grid:
+            if hasattr(g, "core_of"):
+                return g.cores
+        return self.limits.lnc if self.grid == (self.limits.lnc,) and self.limits.lnc > 1 else 1
 
     def physical_core(self) -> int:
         """The physical core the current program runs on. A grid dimension of

@@ -123,13 +123,11 @@ def _pattern_flat(base, pattern, vector: bool) -> torch.Tensor:
 def _indirect(tr, t, flat, scalar_offset, vector_offset, d, scale):
     """The view whose start along dimension d of t (`scale` storage elements
     per unit) is read at run time from an SBUF tile (access.Indirect)."""
-    from .tile import Tile
-
     if scalar_offset is not None and vector_offset is not None:
         raise tr.error("tensor.ap: give scalar_offset or vector_offset, not both")
     index = scalar_offset if scalar_offset is not None else vector_offset
     what = "scalar_offset" if scalar_offset is not None else "vector_offset"
-    if not isinstance(index, Tile):
+    if not isinstance(index, type(t)):  # a Tile
         raise _unsupported(tr, f"tensor.ap({what}={type(index).__name__}) (a register as the offset)")
     if index.access.buffer.kind is not SBUF:
         raise tr.error(f"tensor.ap: {what} must be an SBUF tile, not {index.access.buffer.describe()}")
