@@ -16,6 +16,7 @@ import math
 import torch
 
 from ..errors import NKIUnsupported
+from . import indexing
 from .access import Access, Indirect
 from .buffers import SBUF
 from .state import require
@@ -43,6 +44,57 @@ def _row_major(shape) -> list[int]:
         out.append(acc)
         acc *= s
     return out[::-1]
+
+
+def _affine_flat(t):
+    """(offset, strides) of the view's storage index when it is a strided
+    view (no masks, no run-time start), else None: computed from its affine
+    form, without building an index per element."""
+    acc = t.access
+    if acc.mask is not None or acc.indirect is not None:
+        return None
+    aff = acc.affine()
+    if aff is None:
+        return None
+    offs, coeffs = aff
+    st = _row_major(acc.buffer.shape)
+    base = sum(o * s for o, s in zip(offs, st))
+    return base, [sum(coeffs[d][k] * st[d] for d in range(len(st))) for k in range(len(t.shape))]
+
+
+def _from_pattern(t, base: int, pattern):
+    """The view of t's buffer at storage indices base + sum_k stride_k * o_k
+    (pattern [[stride_k, count_k], ...]) as per-dimension affine index
+    arrays, when every dimension's index is affine in o (no carry between
+    dimensions); None when it is not."""
+    buf = t.access.buffer
+    shape, n = tuple(int(c) for _, c in pattern), len(pattern)
+    if not buf.shape or not all(shape):
+        return None
+    st = _row_major(buf.shape)
+    offs = [(base // r) % size for r, size in zip(st, buf.shape)]
+    coeffs = [[0] * n for _ in buf.shape]
+    for k, (stride, count) in enumerate(pattern):
+        if count > 1:
+            moved = base + int(stride)
+            for d, (r, size) in enumerate(zip(st, buf.shape)):
+                coeffs[d][k] = (moved // r) % size - offs[d]
+    if sum(o * r for o, r in zip(offs, st)) != base:
+        return None
+    for k, (stride, count) in enumerate(pattern):
+        if count > 1 and sum(coeffs[d][k] * st[d] for d in range(len(st))) != int(stride):
+            return None
+    for (lo, hi), size in zip(indexing.affine_bounds(offs, coeffs, shape), buf.shape):
+        if lo < 0 or hi >= size:
+            return None
+    arrays = []
+    for c, row in zip(offs, coeffs):
+        a = torch.full((1,) * n, c, dtype=_I64)
+        for k, m in enumerate(row):
+            if m:
+                a = a + m * torch.arange(shape[k], dtype=_I64).reshape([-1 if i == k else 1 for i in range(n)])
+        arrays.append(a)
+    return type(t)(Access(buf, arrays, shape))
 
 
 def _from_flat(t, flat: torch.Tensor):
@@ -73,6 +125,9 @@ def _new(t, arrays, shape):
 
 
 def strides(t) -> tuple:
+    fast = _affine_flat(t)
+    if fast is not None:
+        return tuple(s if n > 1 else 0 for s, n in zip(fast[1], t.shape))
     flat = _flat(t)
     base = int(flat.reshape(-1)[0]) if flat.numel() else 0
     out = []
@@ -84,6 +139,9 @@ def strides(t) -> tuple:
 
 
 def offset(t) -> int:
+    fast = _affine_flat(t)
+    if fast is not None:
+        return fast[0] if math.prod(t.shape) else 0
     flat = _flat(t)
     return int(flat.reshape(-1)[0]) if flat.numel() else 0
 
@@ -96,11 +154,16 @@ def ap(t, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect
     tr = require("tensor.ap")
     if dtype is not None and dtype != t.dtype:
         raise _unsupported(tr, "tensor.ap(dtype=...), reinterpreting the storage as another dtype,")
-    base = _flat(t).reshape(-1)[0] if t.shape and math.prod(t.shape) else torch.zeros((), dtype=_I64)
+    fast = _affine_flat(t)
+    if fast is not None:
+        base = torch.tensor(fast[0] if math.prod(t.shape) else 0, dtype=_I64)
+    else:
+        base = _flat(t).reshape(-1)[0] if t.shape and math.prod(t.shape) else torch.zeros((), dtype=_I64)
     if offset is not None:
         base = base + int(offset)
     if scalar_offset is None and vector_offset is None:
-        return _from_flat(t, _pattern_flat(base, pattern, False))
+        view = _from_pattern(t, int(base), pattern) if pattern else None
+        return view if view is not None else _from_flat(t, _pattern_flat(base, pattern, False))
     d = _dim(t, indirect_dim)
     flat = _pattern_flat(base, pattern, vector_offset is not None)
     return _indirect(tr, t, flat, scalar_offset, vector_offset, d, math.prod(t.shape[d + 1 :]))
