@@ -16,6 +16,7 @@ ISA (kernels call those; the package's __init__ imports them).
 
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import itertools
@@ -36,6 +37,9 @@ from .trace.buffers import HBM, Buffer
 from .trace.state import Trace, active
 from .trace.tile import Tile
 
+# Traces (plans, on-chip tensors, estimates) kept per kernel: a harness that
+# calls one kernel at hundreds of shapes holds the last MAX_SIGNATURES.
+MAX_SIGNATURES = 16
 _last = threading.local()
 _stats = {"traces": 0, "calls": 0}
 run_observers: list = []  # callables(kernel name, Estimate), told of each run on neuron tensors
@@ -91,9 +95,10 @@ class Kernel:
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.platform_target = platform_target  # other options of AWS's nki.jit (mode, ...) change nothing here
-        self.plans: dict = {}
+        self.plans: collections.OrderedDict = collections.OrderedDict()  # signature -> _Traced, newest last
         self.trace_count = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held while tracing
+        self._lru_lock = threading.Lock()
 
     def __getitem__(self, grid):
         return functools.partial(self._call, _grid_tuple(grid))
@@ -147,7 +152,10 @@ class Kernel:
         target = targets.resolve_target(self.platform_target)
         cores = tuple(tuple(map(g.core_of, range(g))) if hasattr(g, "core_of") else None for g in grid)
         key = (grid, cores, target, tuple(map(_signature, args)), tuple((k, _signature(v)) for k, v in kwargs.items()))
-        traced = self.plans.get(key)
+        with self._lru_lock:
+            traced = self.plans.get(key)
+            if traced is not None:
+                self.plans.move_to_end(key)
         if traced is None:
             with self._lock:
                 traced = self.plans.get(key)
@@ -157,7 +165,10 @@ class Kernel:
 
                     with _disable_current_modes():
                         traced = self._trace(grid, target, args, kwargs)
-                    self.plans[key] = traced
+                    with self._lru_lock:
+                        self.plans[key] = traced
+                        while len(self.plans) > MAX_SIGNATURES:  # the least recently called one traces again
+                            self.plans.popitem(last=False)
         return traced
 
     def _trace(self, grid, target, args, kwargs) -> Plan:
@@ -205,7 +216,8 @@ class _Traced:
             {a.buffer.root().index for ins in trace.instrs for a in ins.writes if a.buffer.root().role == "arg"}
         )
         self._plan = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held while tracing
+        self._lru_lock = threading.Lock()
 
     def plan(self) -> Plan:
         if self._plan is None:

@@ -39,6 +39,19 @@ def test_second_call_replays_the_plan_without_tracing():
     assert scale_rows.trace_count == before + 3
 
 
+def test_a_kernel_keeps_its_most_recently_called_signatures():
+    x = torch.randn(128, 8, device="neuron")
+    limit = sys.modules["torch_neuronx.nki.jit"].MAX_SIGNATURES  # the module (nki.jit is the decorator)
+    for f in range(limit + 4):  # as a test harness calls one kernel at many shapes
+        scale_rows(x, float(f))
+    assert len(scale_rows.plans) == limit
+    before = scale_rows.trace_count
+    scale_rows(x, float(limit + 3))  # recent: replayed
+    assert scale_rows.trace_count == before
+    assert torch.equal(scale_rows(x, 0.0).cpu(), x.cpu() * 0)  # evicted: traced again
+    assert scale_rows.trace_count == before + 1
+
+
 def test_kernel_reads_and_writes_device_memory_in_place():
     @nki.jit
     def add_one_in_place(x):
