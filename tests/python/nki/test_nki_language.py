@@ -171,6 +171,26 @@ def test_nc_stream_shuffle_moves_partitions_within_each_quadrant():
     assert torch.equal(shuffle(x.neuron(), mask).cpu(), want)
 
 
+@nki.jit
+def broadcast_first_partition(x):
+    """Partition 0 of x onto all 96 partitions of a fresh tile, a quadrant at a
+    time, as AWS's NKI Library broadcasts: no mask entry keeps dst's old value,
+    so the never-written tile is not read."""
+    src = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=src, src=x)
+    dst = nl.ndarray((96, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+    for q in range(3):
+        nisa.nc_stream_shuffle(src=src[0:1, :], dst=dst[q * 32 : (q + 1) * 32, :], shuffle_mask=[0] * 32)
+    out = nl.ndarray(dst.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=dst)
+    return out
+
+
+def test_nc_stream_shuffle_writing_every_partition_reads_no_old_values():
+    x = torch.randn(4, 8)
+    assert torch.equal(broadcast_first_partition(x.neuron()).cpu(), x[0:1].expand(96, 8))
+
+
 @dataclasses.dataclass
 class Tiling(nl.NKIObject):
     rows: int
@@ -422,3 +442,22 @@ def test_tensor_tensor_scan_in_the_returning_style():
         prev = a[:, i] * prev + b[:, i]
         expected[:, i] = prev
     torch.testing.assert_close(running_products(a.neuron(), b.neuron()).cpu(), expected)
+
+
+@nki.jit
+def dst_positional_operands_by_keyword(a, b):
+    """AWS's NKI Library passes the destination first and the operands by keyword."""
+    sa, sb = _load(a), _load(b)
+    acc = nl.ndarray((a.shape[1], b.shape[1]), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(acc, stationary=sa, moving=sb)
+    res = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(res, src=acc)
+    out = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+
+
+def test_a_leading_destination_with_operands_by_keyword():
+    a, b = torch.randn(64, 32), torch.randn(64, 16)
+    got = dst_positional_operands_by_keyword(a.neuron(), b.neuron()).cpu()
+    torch.testing.assert_close(got, a.T @ b, rtol=64 * 2**-24, atol=1e-5)

@@ -20,12 +20,13 @@ from ..errors import NKIError
 
 
 class IndirectOperand:
-    __slots__ = ("id", "shape", "dtype", "flat", "scale", "vector", "index", "skip", "valid", "what", "_dims")
-    affine = mask = const = cache_key = None
+    __slots__ = ("id", "root", "shape", "dtype", "flat", "scale", "vector", "index", "skip", "valid", "what", "_dims")
+    affine = mask = const = cache_key = repeats = None
 
     def __init__(self, access, index, skip: bool = False):
         ind = access.indirect
         self.id, self.shape, self.dtype = access.buffer.id, tuple(access.shape), access.buffer.dtype
+        self.root = access.buffer.root().id
         self.flat, self.scale, self.vector = ind.flat, ind.scale, ind.vector
         self.index = index  # the Operand of the offsets' tile
         self.skip = skip
@@ -93,7 +94,7 @@ class SkippedReads:
     out of bounds, the destination keeps what it held."""
 
     __slots__ = ("out", "src")
-    affine = mask = const = cache_key = None
+    affine = mask = const = cache_key = repeats = None
 
     def __init__(self, out, src: IndirectOperand):
         self.out, self.src = out, src

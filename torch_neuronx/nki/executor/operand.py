@@ -19,11 +19,26 @@ import torch
 class Operand:
     """One read or write of a step: a strided view of its buffer's tensor, or indices into it."""
 
-    __slots__ = ("id", "shape", "affine", "idx", "mask", "const", "_stride", "_offset", "strides", "dtype", "cache_key")
+    __slots__ = (
+        "id",
+        "root",
+        "shape",
+        "affine",
+        "idx",
+        "mask",
+        "const",
+        "_stride",
+        "_offset",
+        "strides",
+        "dtype",
+        "cache_key",
+        "repeats",
+    )
 
     def __init__(self, access):
         buf = access.buffer
         self.id = buf.id
+        self.root = buf.root().id
         self.shape = access.shape
         self.dtype = buf.dtype
         self.mask = None if access.mask is None else access.mask.expand(access.shape).contiguous()
@@ -35,6 +50,7 @@ class Operand:
         self.const = None
         self._stride = None
         self.cache_key = None  # set by the plan when the operand reads an HBM tensor the kernel never writes
+        self.repeats = _repeats(self.affine, self.shape)
 
     @classmethod
     def affine_view(cls, buffer_id, dtype, shape, offsets, coeffs) -> Operand:
@@ -50,6 +66,7 @@ class Operand:
             None,
         )
         op.shape, op.affine = tuple(shape), (offsets, coeffs)
+        op.root, op.repeats = buffer_id, _repeats(op.affine, op.shape)
         return op
 
     def fp32(self, env, t):
@@ -99,6 +116,13 @@ class Operand:
         value = self._aligned(value)
         if self.affine is not None:
             view = self.const if self.const is not None else self._view(env[self.id])
+            if self.repeats is not None:  # a broadcast destination names elements several times: the last wins
+                view, value = view[self.repeats], torch.as_tensor(value).expand(self.shape)[self.repeats]
+            if (
+                isinstance(value, torch.Tensor)
+                and value.untyped_storage().data_ptr() == view.untyped_storage().data_ptr()
+            ):
+                value = value.clone()  # a view of the destination's own storage (an in-place shift or copy)
             view.copy_(value)
             return
         base = env[self.id]
@@ -112,7 +136,7 @@ class Operand:
     def acc(self, env, value):
         """Adds value into the operand (PSUM accumulation, `+=`)."""
         value = self._aligned(value)
-        if self.affine is not None:
+        if self.affine is not None and self.repeats is None:
             view = self.const if self.const is not None else self._view(env[self.id])
             if view.dtype == torch.float32 and value.dtype == torch.float32:
                 view.add_(value)
@@ -120,3 +144,15 @@ class Operand:
                 view.copy_(view.float() + value.float())
             return
         self.put(env, self.get(env).float() + value.float())
+
+
+def _repeats(affine, shape):
+    """The key narrowing an affine view to one element per storage location
+    (the last along each axis no index moves along), or None when every
+    element is its own location."""
+    if affine is None:
+        return None
+    rep = [k for k, n in enumerate(shape) if n > 1 and not any(row[k] for row in affine[1])]
+    if not rep:
+        return None
+    return tuple(slice(-1, None) if k in rep else slice(None) for k in range(len(shape)))

@@ -14,8 +14,13 @@ from ..errors import NKIError
 from ..trace.tile import Tile
 
 
-def new_style(args, kwargs, legacy_first_is_tile: bool, ntiles_new: int = 1) -> bool:
+def new_style(args, kwargs, legacy_first_is_tile: bool, ntiles_new: int = 1, first: str | None = None) -> bool:
+    """Whether a call is in the dst-first style. `first` names the older
+    style's first operand: a leading tile passed beside it by keyword
+    (`nc_matmul(psum_view, stationary=a, moving=b)`) is the destination."""
     if "dst" in kwargs:
+        return True
+    if first is not None and first in kwargs and args and isinstance(args[0], Tile):
         return True
     tiles = 0
     for a in args:

@@ -63,7 +63,7 @@ def tensor_reduce(*args, **kwargs):
 def bn_stats(*args, **kwargs):
     """Per partition over at most bn_stats_fmax elements: [count, mean, M2]
     of the even and of the odd positions (6 values)."""
-    if new_style(args, kwargs, True, 1):
+    if new_style(args, kwargs, True, 1, "data"):
         d = split(args, kwargs, {"dst": REQ, "data": REQ})
     else:
         d = split(args, kwargs, {"data": REQ, "mask": None, "dtype": None})
@@ -111,7 +111,7 @@ def bn_stats(*args, **kwargs):
 
 def bn_aggr(*args, **kwargs):
     """Combines (count, mean, M2) triples into [mean, variance] per partition."""
-    if new_style(args, kwargs, True, 1):
+    if new_style(args, kwargs, True, 1, "data"):
         d = split(args, kwargs, {"dst": REQ, "data": REQ})
     else:
         d = split(args, kwargs, {"data": REQ, "mask": None, "dtype": None})

@@ -131,7 +131,7 @@ def _matmul_poison(poisons):
 
 def nc_matmul(*args, **kwargs):
     """stationary.T @ moving into PSUM (fp32 accumulation)."""
-    if new_style(args, kwargs, True, 2):
+    if new_style(args, kwargs, True, 2, "stationary"):
         d = split(
             args,
             kwargs,
@@ -188,7 +188,7 @@ def nc_matmul(*args, **kwargs):
 
 
 def nc_transpose(*args, **kwargs):
-    if new_style(args, kwargs, True, 1):
+    if new_style(args, kwargs, True, 1, "data"):
         d = split(args, kwargs, {"dst": REQ, "data": REQ, "engine": engine.unknown})
     else:
         d = split(args, kwargs, {"data": REQ, "mask": None, "dtype": None, "engine": engine.unknown})

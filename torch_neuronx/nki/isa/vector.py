@@ -21,7 +21,7 @@ from .ops import BINARY, UNARY, binary_fn, name_of, unary_fn
 
 def tensor_tensor(*args, **kwargs):
     """data1 <op> data2, elementwise."""
-    if new_style(args, kwargs, True, 2):
+    if new_style(args, kwargs, True, 2, "data1"):
         d = split(args, kwargs, {"dst": REQ, "data1": REQ, "data2": REQ, "op": REQ, "engine": engine.unknown})
     else:
         d = split(
@@ -91,7 +91,7 @@ def _apply(op, x, operand, reverse, what):
 
 def tensor_scalar(*args, **kwargs):
     """(data <op0> operand0) <op1> operand1, operands scalars or (P, 1) tiles."""
-    if new_style(args, kwargs, True, 1):
+    if new_style(args, kwargs, True, 1, "data"):
         d = split(
             args,
             kwargs,
@@ -151,7 +151,7 @@ def tensor_scalar(*args, **kwargs):
 
 def scalar_tensor_tensor(*args, **kwargs):
     """(data <op0> operand0) <op1> operand1, operand1 a tile like data."""
-    if new_style(args, kwargs, True, 1):
+    if new_style(args, kwargs, True, 1, "data"):
         d = split(
             args,
             kwargs,
@@ -205,7 +205,7 @@ def scalar_tensor_tensor(*args, **kwargs):
 
 
 def tensor_copy(*args, **kwargs):
-    if new_style(args, kwargs, True, 1):
+    if new_style(args, kwargs, True, 1, "src"):
         d = split(args, kwargs, {"dst": REQ, "src": REQ, "engine": engine.unknown})
     else:
         d = split(args, kwargs, {"src": REQ, "mask": None, "dtype": None, "engine": engine.unknown})
@@ -227,7 +227,7 @@ def tensor_copy(*args, **kwargs):
 
 
 def reciprocal(*args, **kwargs):
-    if new_style(args, kwargs, True, 1):
+    if new_style(args, kwargs, True, 1, "data"):
         d = split(args, kwargs, {"dst": REQ, "data": REQ})
     else:
         d = split(args, kwargs, {"data": REQ, "dtype": None, "mask": None})
@@ -250,7 +250,7 @@ def tensor_tensor_scan(*args, **kwargs):
     step as the Vector engine runs it, rounded once to dst's dtype (the
     returning style: a new tile of data0's dtype, or `dtype=`)."""
     names = {"data0": REQ, "data1": REQ, "initial": REQ, "op0": REQ, "op1": REQ, "reverse0": False, "reverse1": False}
-    if new_style(args, kwargs, True, 2):
+    if new_style(args, kwargs, True, 2, "data0"):
         d = split(args, kwargs, {"dst": REQ, **names})
     else:
         d = split(args, kwargs, {**names, "dtype": None, "mask": None})
@@ -315,6 +315,16 @@ def nc_stream_shuffle(*args, **kwargs):
         raise tr.error(f"nisa.nc_stream_shuffle: the mask reads a partition past src's {ps}")
     rows = torch.tensor([j for j, _ in take], dtype=torch.int64)
     sources = torch.tensor([s for _, s in take], dtype=torch.int64)
+    if len(take) == pd:  # every partition is written: dst's old values are not read
+        return emit(
+            "nc_stream_shuffle",
+            "vector",
+            lambda x: x.reshape(ps, -1)[sources].reshape(dst.shape),
+            [src],
+            dst=dst,
+            keep_src_shapes=True,
+            poison_rule=lambda ps_: ps_[0].reshape(ps, -1)[sources].reshape(dst.shape),
+        )
 
     def compute(x, old):
         out = old.reshape(pd, -1).clone()

@@ -100,7 +100,14 @@ class Access:
     def scatter(self, t: torch.Tensor, value: torch.Tensor):
         aff = self.affine() if self.mask is None else None
         if aff is not None:
-            indexing.strided(t, aff[0], aff[1], self.shape).copy_(value)
+            # an axis no index moves along (a broadcast view) names each element several times: the last wins
+            rep = [k for k, n in enumerate(self.shape) if n > 1 and not any(row[k] for row in aff[1])]
+            if not rep:
+                indexing.strided(t, aff[0], aff[1], self.shape).copy_(value)
+                return
+            view = indexing.strided(t, aff[0], aff[1], self.shape)
+            key = tuple(slice(-1, None) if k in rep else slice(None) for k in range(len(self.shape)))
+            view[key].copy_(torch.as_tensor(value).expand(self.shape)[key])
             return
         idx = [a.expand(self.shape) for a in self.arrays]
         if self.mask is not None:

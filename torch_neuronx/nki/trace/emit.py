@@ -16,7 +16,7 @@ import math
 import torch
 
 from ..chip import dtypes
-from . import state
+from . import state, views
 from .access import Access
 from .alloc import new_tile
 from .buffers import SBUF, Instr
@@ -109,6 +109,9 @@ def emit(
             except RuntimeError:
                 raise tr.error(f"{name}: operand shapes {[list(t.shape) for t in tiles]} do not broadcast") from None
     shape = tuple(shape)
+    if dst is not None and not keep_src_shapes:
+        srcs = [_as_dst_shape(s, shape) if isinstance(s, Tile) else s for s in srcs]
+        tiles = [s for s in srcs if isinstance(s, Tile)]
     for t in tiles:
         t.used = True
     src_acc = [s.access if isinstance(s, Tile) else s for s in srcs]
@@ -205,6 +208,23 @@ def emit(
     return dst
 
 
+def _as_dst_shape(t: Tile, shape) -> Tile:
+    """An operand in the destination's shape where its shape does not
+    broadcast to it but it holds as many elements per partition: the engines
+    pair operands element by element in each partition's order (AWS's
+    kernels pass a [P, A, B] view beside a [P, A * B] destination)."""
+    if tuple(t.shape) == shape or not shape or not t.shape or t.shape[0] != shape[0]:
+        return t
+    if math.prod(t.shape) != math.prod(shape):
+        return t
+    try:
+        if tuple(broadcast_shapes(t.shape, shape)) == shape:
+            return t
+    except RuntimeError:
+        pass
+    return views.reshape_view(t, list(shape))
+
+
 def _result_dtype(tiles):
     if not tiles:
         return torch.float32
@@ -236,8 +256,10 @@ def _make_elementwise(fn, positions, consts, direct=None):
             and out.affine is not None
             and out.mask is None
             and out.dtype in _DIRECT_DTYPES
+            and out.repeats is None
             and all(r.dtype == out.dtype for r in rd)
-        ):
+            and not any(r.root == out.root and (r.affine != out.affine or r.shape != out.shape) for r in rd)
+        ):  # out= refuses a destination that partly overlaps an input: those compute, then copy
             return _direct_step(direct, positions, consts, rd, out)
 
         def args(env):

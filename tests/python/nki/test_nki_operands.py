@@ -1,0 +1,48 @@
+"""How the engines pair an instruction's operands, as AWS's NKI Library
+relies on: element by element in each partition's order (a [P, A, B] view
+beside a [P, A * B] destination), broadcast views as sources (their elements
+read several times, by the kernel and by the cost model), and a destination
+that overlaps a source computes from the values read before the write.
+Each is checked against PyTorch on `neuron` tensors."""
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+import torch
+from helpers.nki_tiles import load, store
+
+import torch_neuronx  # noqa: F401
+
+
+@nki.jit
+def minus_row_max(scores, row_max):
+    """scores [P, A * B] minus row_max [P, B] broadcast over A, through a [P, A, B] view."""
+    s, m = load(scores), load(row_max)
+    a = scores.shape[1] // row_max.shape[1]
+    nisa.tensor_tensor(s, s, m.expand_dim(1).broadcast(1, a), op=nl.subtract)
+    return store(s)
+
+
+def test_a_broadcast_view_pairs_with_a_flat_destination_element_by_element():
+    scores, row_max = torch.randn(128, 40), torch.randn(128, 5)
+    got = minus_row_max(scores.neuron(), row_max.neuron()).cpu()
+    want = (scores.reshape(128, 8, 5) - row_max[:, None, :]).reshape(128, 40)
+    assert torch.equal(got, want)
+    assert nki.last_estimate().total_us > 0
+
+
+@nki.jit
+def shifted_sum(x):
+    """t[:, 0:8] = t[:, 4:12] + t[:, 4:12]: the destination overlaps the sources."""
+    t = load(x)
+    nisa.tensor_tensor(dst=t[:, 0:8], data1=t[:, 4:12], data2=t[:, 4:12], op=nl.add)
+    nisa.tensor_copy(dst=t[:, 9:16], src=t[:, 8:15])
+    return store(t)
+
+
+def test_a_destination_overlapping_its_sources_computes_from_what_they_held():
+    x = torch.randn(16, 16)
+    want = x.clone()
+    want[:, 0:8] = x[:, 4:12] + x[:, 4:12]
+    want[:, 9:16] = want[:, 8:15].clone()
+    assert torch.equal(shifted_sum(x.neuron()).cpu(), want)
