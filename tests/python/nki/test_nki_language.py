@@ -461,3 +461,18 @@ def test_a_leading_destination_with_operands_by_keyword():
     a, b = torch.randn(64, 32), torch.randn(64, 16)
     got = dst_positional_operands_by_keyword(a.neuron(), b.neuron()).cpu()
     torch.testing.assert_close(got, a.T @ b, rtol=64 * 2**-24, atol=1e-5)
+
+
+def test_on_chip_views_stay_two_dimensional_as_awss_language_guide_says():
+    @nki.jit
+    def shapes(x):
+        t = nl.ndarray((64, 64, 64), dtype=nl.float32, buffer=nl.sbuf)
+        h = nl.ndarray((4, 128, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        got = [t[0, 0, 10].shape, t[:, 0].shape, t[:, 0, 10].shape, t[0, :, :].shape, h[0, :, :].shape]
+        assert got == [(1, 1), (64, 64), (64, 1), (1, 64, 64), (128, 32)], got
+        sb = _load(x)
+        col = sb[:, 3]  # a column stays (P, 1), so it takes [:, :1] as AWS's kernels index it
+        return _copy_out(col[:, :1], (x.shape[0], 1))
+
+    x = torch.randn(16, 8)
+    assert torch.equal(shapes(x.neuron()).cpu(), x[:, 3:4])

@@ -114,7 +114,19 @@ class Tile:
         return f"Tile({list(self.shape)}, {self.dtype}, {self.buffer.name})"
 
     def __getitem__(self, key):
-        return Tile(self.access[key])
+        buf = self.access.buffer  # (tiles with block dimensions before the partitions index as NumPy does)
+        on_chip = buf.kind.on_chip and buf.par_axis == 0 and self.ndim >= 2
+        plain = on_chip and all(isinstance(k, (int, slice)) or k is Ellipsis for k in _as_tuple(key))
+        if plain and isinstance(_as_tuple(key)[0], int):  # the partition dimension stays, of size 1
+            i = _as_tuple(key)[0]
+            i = i + self.shape[0] if i < 0 else i
+            key = (slice(i, i + 1),) + _as_tuple(key)[1:]
+        acc = self.access[key]
+        if plain and len(acc.shape) < 2:  # an on-chip view stays 2-D: the last free dimension kept at 1
+            shape = tuple(acc.shape) + (1,) * (2 - len(acc.shape))
+            arrays = [a.reshape(tuple(a.shape) + (1,) * (len(shape) - a.dim())) for a in acc.arrays]
+            acc = Access(acc.buffer, arrays, shape)
+        return Tile(acc)
 
     def __setitem__(self, key, value):
         _operator("assign")(self[key], value)
@@ -236,3 +248,7 @@ def _reshape(t: Tile, shape) -> Tile:
     role = "alias" if buf.kind.on_chip else buf.role
     alias = Buffer(tr, buf.kind, shape, buf.dtype, f"{buf.name}.reshape", role, index=buf.index, parent=buf)
     return Tile(Access.whole(alias))
+
+
+def _as_tuple(key) -> tuple:
+    return key if isinstance(key, tuple) else (key,)
