@@ -46,3 +46,22 @@ def test_a_destination_overlapping_its_sources_computes_from_what_they_held():
     want[:, 0:8] = x[:, 4:12] + x[:, 4:12]
     want[:, 9:16] = want[:, 8:15].clone()
     assert torch.equal(shifted_sum(x.neuron()).cpu(), want)
+
+
+@nki.jit
+def transposed_through_the_pe_array(x):
+    """nc_matmul(is_transpose=True) with an identity moving tile, as AWS's cascaded_max transposes."""
+    t = load(x)
+    ident = nl.shared_identity_matrix(x.shape[0], dtype=nl.float32)
+    i_sb = nl.ndarray((x.shape[0], x.shape[0]), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=i_sb, src=ident)
+    p = nl.ndarray((x.shape[1], x.shape[0]), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p[...], stationary=t, moving=i_sb, is_transpose=True)
+    out = nl.ndarray(p.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=out, src=p)
+    return store(out)
+
+
+def test_nc_matmul_in_transpose_mode():
+    x = torch.randn(64, 32)
+    assert torch.equal(transposed_through_the_pe_array(x.neuron()).cpu(), x.T)

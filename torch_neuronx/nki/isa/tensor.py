@@ -9,7 +9,6 @@ import math
 import torch
 
 from ..chip import dtypes
-from ..errors import NKIUnsupported
 from ..trace import state
 from ..trace.buffers import PSUM, SBUF
 from ..trace.emit import emit, mask_box
@@ -165,9 +164,11 @@ def nc_matmul(*args, **kwargs):
         )
         d.setdefault("dst", None)
     need(d, "stationary", "moving")
-    if d.get("is_transpose"):
-        raise NKIUnsupported("nisa.nc_matmul(is_transpose=True) is not supported yet: use nisa.nc_transpose")
     stationary, moving, dst = as_tile(d["stationary"]), as_tile(d["moving"]), d.get("dst")
+    if d.get("is_transpose"):  # the PE array passes stationary through: dst = stationary.T @ moving (an identity)
+        if dst is None:
+            return matmul_instruction(stationary, moving, "nc_matmul")
+        return matmul_instruction(stationary, moving, "nc_matmul", dst=as_tile(dst, "nc_matmul dst"))
     if dst is None:
         return matmul_instruction(stationary, moving, "nc_matmul", mask=d.get("mask"))
     dst = as_tile(dst, "nc_matmul dst")
