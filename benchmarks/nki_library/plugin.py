@@ -128,10 +128,17 @@ def pytest_runtest_makereport(item, call):
         _write()
 
 
+def _error_line(report) -> str:
+    """The exception of a collection error (its `E   ...` line), not the first frame of its traceback."""
+    text = str(getattr(report, "longrepr", "") or "")
+    errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    return (errors[-1] if errors else _first_line(report))[:300]
+
+
 def pytest_collectreport(report):
     if report.failed:  # a test module that does not import: all its tests stop there
         RESULTS.append(
-            {"test": report.nodeid, "outcome": "import error", "reason": _first_line(report), "seconds": 0, "runs": []}
+            {"test": report.nodeid, "outcome": "import error", "reason": _error_line(report), "seconds": 0, "runs": []}
         )
         _write()
 
