@@ -31,7 +31,7 @@ from .cost.schedule import estimate as estimate_cost
 from .errors import NKIError
 from .executor.device import execute, map_outputs
 from .executor.plan import Plan
-from .trace import syncs
+from .trace import dynamic, syncs
 from .trace.access import Access
 from .trace.buffers import HBM, Buffer
 from .trace.state import Trace, active
@@ -197,6 +197,7 @@ class Kernel:
                     raise
                 if i == 0:
                     result = r
+            dynamic.check_closed(tr)
             tr.check_capacity()
             syncs.check_pairing(tr)
             outputs = map_outputs(result, lambda t: _output_buffer(tr, t))

@@ -323,10 +323,10 @@ def test_isa_enums_and_constants_as_awss_modules_spell_them():
 
 
 def test_instructions_not_emulated_yet_import_and_refuse_when_called():
-    from nki.isa import nc_matmul_mx, register_alloc  # a kernel module that names them loads
+    from nki.isa import nc_matmul_mx, rng  # a kernel module that names them loads
 
-    with pytest.raises(nki.NKIUnsupported, match="nki.isa.register_alloc is not supported"):
-        register_alloc(0)
+    with pytest.raises(nki.NKIUnsupported, match="nki.isa.rng is not supported"):
+        rng()
     assert nc_matmul_mx.__name__ == "nc_matmul_mx"
     with pytest.raises(AttributeError, match="no such name"):
         nisa.not_an_instruction  # noqa: B018

@@ -282,11 +282,14 @@ def _overlaps(w, r) -> bool:
     return w.buffer.root() is r.buffer.root()
 
 
-def optimize(instrs):
-    """(instructions to run, ids of forwarded tile buffers)."""
-    instrs = forward_stores(list(instrs))
-    forwarded = forward_loads(instrs)
-    instrs = substitute_forwarded(instrs, forwarded)
+def optimize(instrs, forward: bool = True):
+    """(instructions to run, ids of forwarded tile buffers); `forward=False` forwards no tile."""
+    instrs = list(instrs)
+    forwarded: set = set()
+    if forward:
+        instrs = forward_stores(instrs)
+        forwarded = forward_loads(instrs)
+        instrs = substitute_forwarded(instrs, forwarded)
     instrs = merge_matmul_chains(instrs)
     instrs = merge_repeats(instrs)  # one level: the innermost run of a grid or loop nest
     return instrs, forwarded

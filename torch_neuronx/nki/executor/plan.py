@@ -17,7 +17,7 @@ import torch
 
 from ..errors import NKIError
 from ..trace.state import Trace
-from . import fuse, programs
+from . import fuse, loops, programs
 from .indirect import IndirectOperand, SkippedReads
 from .operand import Operand
 
@@ -38,19 +38,24 @@ class Plan:
         # an LNC=2 launch whose programs meet runs them at once (programs.py): each core's instructions
         # rewritten on their own, its steps a range of self.steps
         self.core_steps = None
+        # forwarding tiles to HBM views would reach into dynamic loops' bodies: none where there are such loops
+        forward = not any(ins.name == "loop_begin" for ins in trace.instrs)
         if any(ins.sync is not None for ins in trace.instrs):
             self.instrs, self.forwarded, self.core_steps = [], set(), []
             for c in (0, 1):
-                instrs, forwarded = fuse.optimize([ins for ins in trace.instrs if ins.core == c])
+                instrs, forwarded = fuse.optimize([ins for ins in trace.instrs if ins.core == c], forward)
                 self.core_steps.append(range(len(self.instrs), len(self.instrs) + len(instrs)))
                 self.instrs += instrs
                 self.forwarded |= forwarded
         else:
-            self.instrs, self.forwarded = fuse.optimize(trace.instrs)
+            self.instrs, self.forwarded = fuse.optimize(trace.instrs, forward)
         self.written = {a.buffer.root().id for ins in self.instrs for a in ins.writes}
         self.onchip_bytes = self._allocate_onchip(trace)
         self.steps = []
         for ins in self.instrs:
+            if ins.step is None:  # a dynamic loop's marker: loops.fold makes the loop
+                self.steps.append(None)
+                continue
             rd = [self._operand(a, ins.oob_skip) for a in ins.reads]
             wr = [self._operand(a, ins.oob_skip) for a in ins.writes]
             skipped = [r for r in rd if isinstance(r, IndirectOperand) and r.skip]
@@ -65,6 +70,7 @@ class Plan:
             elif ops is not None:  # batched repeats: (reads, writes)
                 rd, wr = ops
             self.steps.append(ins.step(rd, wr, ins.accumulate))
+        self.inside = loops.fold(self.instrs, self.steps, self._operand)  # steps that run in a loop's body
 
     def _allocate_onchip(self, trace) -> int:
         """Gives each on-chip buffer a tensor, reusing the tensor of a buffer
@@ -142,7 +148,11 @@ class Plan:
         i = indices.start
         try:
             for i in indices:
-                self.steps[i](env)
+                if i not in self.inside:
+                    self.steps[i](env)
+        except loops.AtStep as e:
+            ins = self.instrs[e.index]
+            raise RuntimeError(f"NKI kernel '{self.kernel_name}': {ins.name} at {ins.line} failed: {e}") from e.cause
         except Exception as e:
             ins = self.instrs[i]
             raise RuntimeError(f"NKI kernel '{self.kernel_name}': {ins.name} at {ins.line} failed: {e}") from e

@@ -23,6 +23,7 @@ any other name is an AttributeError.
 from ..chip.dtypes import fp32
 from ..errors import NKIUnsupported, not_yet
 from ..trace.buffers import PSUM, SBUF
+from ..trace.dynamic import VirtualRegister
 from ..trace.emit import emit
 from ..trace.operands import as_tile, f32
 from ..trace.tile import Tile
@@ -49,6 +50,7 @@ from .fill import memset
 from .gpsimd import affine_select, iota, tensor_partition_reduce
 from .lnc import core_barrier, sendrecv
 from .reductions import bn_aggr, bn_stats, max8, tensor_reduce
+from .registers import register_alloc, register_load, register_move, register_store
 from .scalar import activation, activation_reduce
 from .selection import nc_find_index8, nc_match_replace8, range_select, select_reduce, tensor_copy_predicated
 from .tensor import nc_matmul, nc_transpose
@@ -82,6 +84,10 @@ __all__ = [
     "nc_transpose",
     "range_select",
     "reciprocal",
+    "register_alloc",
+    "register_load",
+    "register_move",
+    "register_store",
     "scalar_tensor_tensor",
     "select_reduce",
     "sendrecv",
@@ -110,6 +116,7 @@ __all__ = [
     "unknown_engine",
     "vector_engine",
     "NkiValidationError",
+    "VirtualRegister",
     # names of the trace layer that nisa has always shown
     "NKIUnsupported",
     "PSUM",
@@ -124,8 +131,7 @@ __all__ = [
 # AWS's instructions the emulator does not run yet.
 NOT_YET = frozenset(
     """activate2 dma_compute dropout exponential local_gather nc_matmul_mx nc_n_gather
-    nonzero_with_count quantize_mx rand2 rand_get_state rand_set_state register_alloc
-    register_load register_move register_store rng sequence_bounds set_rng_seed
+    nonzero_with_count quantize_mx rand2 rand_get_state rand_set_state rng sequence_bounds set_rng_seed
     tensor_scalar_cumulative tensor_scalar_reduce topk""".split()
 )
 

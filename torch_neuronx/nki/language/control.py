@@ -5,7 +5,9 @@ the trace checks (a read of what an earlier iteration wrote raises)."""
 
 import math
 
-from ..trace import state
+from ..errors import NKIUnsupported
+from ..trace import dynamic, state
+from ..trace.dynamic import VirtualRegister
 
 
 class nc(int):  # noqa: N801  (AWS's name)
@@ -89,6 +91,26 @@ def static_range(*args, **kwargs):
 
 
 def dynamic_range(*args, **kwargs):
-    """A loop with bounds known on the device only (VirtualRegisters) on the
-    chip; here its bounds are Python ints, so it runs as a sequential_range."""
-    return _range("sequential", args)
+    """A loop whose bound the device decides: `nl.dynamic_range(reg)` or
+    `(start, reg[, step])` with `reg` a register runs its body while the
+    counter is below the register's value (trace/dynamic.py: the body is
+    traced once). With Python ints for bounds it is a sequential_range."""
+    if not any(isinstance(a, VirtualRegister) for a in args):
+        return _range("sequential", args)
+    return _dynamic(args)
+
+
+def _dynamic(args):
+    tr = state.require("nl.dynamic_range")
+    start, end, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+    if not isinstance(end, VirtualRegister) or isinstance(start, VirtualRegister) or isinstance(step, VirtualRegister):
+        raise NKIUnsupported(
+            "nl.dynamic_range with a register as its start or step is not supported by the NKI emulator yet: "
+            "give the register as the end"
+        )
+    if int(step) <= 0:
+        raise tr.error(f"nl.dynamic_range: the step must be positive, not {step}")
+    counter = dynamic.new_register("loop_counter")
+    dynamic.begin(tr, "range", end, counter, int(start), int(step))
+    yield counter  # the iteration's index, as a register (its value is known at run time only)
+    dynamic.close(tr)

@@ -137,3 +137,4 @@ class Instr:
     index_reads: list = field(default_factory=list)  # the run-time offsets of its indirect operands (trace/access.py)
     oob_skip: bool = False  # indirect operands skip elements outside their tensor (oob_mode.skip)
     sync: object = None  # a meeting point of an LNC=2 launch's two programs (trace/syncs.py)
+    attrs: object = None  # a dynamic loop's begin and end markers (trace/dynamic.py)

@@ -65,6 +65,7 @@ class Trace:
         self.shared: list[Buffer] = []  # shared_hbm allocations of the first grid instance
         self.shared_next = 0
         self.sync_counts: dict = {}  # per physical core: its sendrecv and core_barrier calls so far (syncs.py)
+        self.dynamic_loops: list = []  # the dynamic loops open now, innermost last (dynamic.py)
 
     def cores(self) -> int:
         """The physical cores the launch runs on (2 for LNC=2's kernel[2] or a grid over nl.nc(2))."""
