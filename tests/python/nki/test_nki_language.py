@@ -97,8 +97,18 @@ def test_views_that_read_through_another_tensor_say_so():
         sb = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
         return _copy_out(sb.ap(pattern=[[64, 128], [1, 65]]), (128, 65))
 
-    with pytest.raises(nki.NKIError, match="access pattern reaches element 8192"):
+    with pytest.raises(nki.NKIError, match="tensor_copy reads of tile .* index 128 is out of bounds for dimension 0"):
         out_of_storage(torch.zeros(128, 64, device="neuron"))
+
+    @nki.jit
+    def built_but_unused(x):  # AWS's kernels build the view of a tile they then skip
+        sb = _load(x)
+        past = sb.ap(pattern=[[64, 128], [1, 64]], offset=64 * 128)
+        assert tuple(past.shape) == (128, 64)
+        return _copy_out(sb, (128, 64))
+
+    x = torch.randn(128, 64)
+    assert torch.equal(built_but_unused(x.neuron()).cpu(), x)
 
 
 @nki.jit
@@ -476,3 +486,26 @@ def test_on_chip_views_stay_two_dimensional_as_awss_language_guide_says():
 
     x = torch.randn(16, 8)
     assert torch.equal(shapes(x.neuron()).cpu(), x[:, 3:4])
+
+
+def test_a_tensor_is_true_and_a_comparison_of_tiles_refuses_to_be():
+    @nki.jit
+    def optional(x, bias=None):
+        t = _load(x)
+        if bias:  # AWS's kernels test optional tensors so
+            nisa.tensor_tensor(dst=t, data1=t, data2=_load(bias), op=nl.add)
+        return _copy_out(t, tuple(x.shape))
+
+    x, b = torch.randn(8, 8), torch.randn(8, 8)
+    assert torch.equal(optional(x.neuron(), b.neuron()).cpu(), x + b)
+    assert torch.equal(optional(x.neuron()).cpu(), x)
+
+    @nki.jit
+    def branch_on_data(x):
+        t = nl.load(x)
+        if t > 0:
+            pass
+        return x
+
+    with pytest.raises(nki.NKIError, match="comparison of tiles is not allowed"):
+        branch_on_data(torch.zeros(8, 8).neuron())

@@ -65,3 +65,34 @@ def transposed_through_the_pe_array(x):
 def test_nc_matmul_in_transpose_mode():
     x = torch.randn(64, 32)
     assert torch.equal(transposed_through_the_pe_array(x.neuron()).cpu(), x.T)
+
+
+@nki.jit
+def matmuls_over_several_free_dims(a, b):
+    """[K, 2, M] stationary and [K, 2, N] moving: free dimensions in order
+    ([2 M, 2 N] result), or in FP8 double-row mode contracting the pair too."""
+    k, _, m = a.shape
+    n = b.shape[2]
+    sa = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=sa, src=a)
+    sb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=sb, src=b)
+    flat = nl.ndarray((2 * m, 2, n), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(flat, sa, sb)
+    pair = nl.ndarray((m, n), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(pair, sa, sb, perf_mode=nisa.matmul_perf_mode.double_row)
+    out1, out2 = (
+        nl.ndarray((2 * m, 2 * n), dtype=nl.float32, buffer=nl.sbuf),
+        nl.ndarray((m, n), dtype=nl.float32, buffer=nl.sbuf),
+    )
+    nisa.tensor_copy(dst=out1, src=flat)
+    nisa.tensor_copy(dst=out2, src=pair)
+    return store(out1), store(out2)
+
+
+def test_matmul_operands_with_several_free_dimensions_and_double_row():
+    a, b = torch.randn(32, 2, 8), torch.randn(32, 2, 16)
+    flat, pair = (t.cpu() for t in matmuls_over_several_free_dims(a.neuron(), b.neuron()))
+    tol = {"rtol": 64 * 2**-24, "atol": 1e-5}
+    torch.testing.assert_close(flat, a.reshape(32, 16).T @ b.reshape(32, 32), **tol)
+    torch.testing.assert_close(pair, a[:, 0].T @ b[:, 0] + a[:, 1].T @ b[:, 1], **tol)

@@ -29,6 +29,8 @@ def _tensor(ins, core):
     m, n = c.get("m", 128), c.get("n", 512)
     fp32 = c.get("in_dtype") == torch.float32
     cycles = max(min(core.min_ii_cycles, m), n) * (4 if fp32 else 1)
+    if c.get("double_row"):  # FP8 double-row mode: two rows of each PE at once
+        cycles /= 2
     return cycles / core.tensor_clock_hz, 0
 
 

@@ -9,14 +9,14 @@ import math
 import torch
 
 from ..chip import dtypes
-from ..trace import state
+from ..trace import state, views
 from ..trace.buffers import PSUM, SBUF
 from ..trace.emit import emit, mask_box
 from ..trace.indexing import IndexExpr
 from ..trace.operands import as_tile, check_on_chip
 from ..trace.tile import Tile
 from .calls import REQ, need, new_style, split
-from .enums import engine, engine_name
+from .enums import engine, engine_name, matmul_perf_mode
 
 
 def _check_matmul(tr, stationary_free, moving_free, k_stat, k_mov, what):
@@ -65,6 +65,10 @@ def matmul_instruction(stationary, moving, name, kind=PSUM, dst=None, mask=None)
     """Records `dst (+)= stationary.T @ moving` on the Tensor engine (nl.matmul and
     nisa.nc_matmul), the matmul limits checked; the result is an fp32 PSUM tile."""
     tr = state.require(name)
+    # operands with several free dimensions: the engine reads each partition's elements in order
+    stationary, moving = (views.flatten_dims(t, 1, t.ndim - 1) if t.ndim > 2 else t for t in (stationary, moving))
+    if dst is not None and dst.ndim > 2 and stationary.ndim == 2 and moving.ndim == 2:
+        dst = views.flatten_dims(dst, 1, dst.ndim - 1)
     if stationary.ndim != 2 or moving.ndim != 2:
         raise tr.error(f"{name}: operands must be 2-D tiles, got {list(stationary.shape)} and {list(moving.shape)}")
     for t in (stationary, moving):
@@ -172,6 +176,8 @@ def nc_matmul(*args, **kwargs):
     if dst is None:
         return matmul_instruction(stationary, moving, "nc_matmul", mask=d.get("mask"))
     dst = as_tile(dst, "nc_matmul dst")
+    if dst.ndim > 2:  # [M, a, b] holds the [M, a * b] result in order
+        dst = views.flatten_dims(dst, 1, dst.ndim - 1)
     acc = d.get("accumulate")
     if acc is None:  # the first write to PSUM overwrites, later ones accumulate
         acc = (
@@ -179,13 +185,35 @@ def nc_matmul(*args, **kwargs):
             if dst.access.buffer.poison is not None
             else False
         )
-    if acc:
-        tr = state.require("nisa.nc_matmul")
+    pairs = [(stationary, moving)]
+    if d.get("perf_mode") == matmul_perf_mode.double_row:
+        pairs = _double_row_halves(stationary, moving)
+    for i, (s_half, m_half) in enumerate(pairs):
+        _matmul_into(dst, s_half, m_half, acc or i > 0, double_row=len(pairs) == 2)
+    return dst
+
+
+def _matmul_into(dst, stationary, moving, accumulate: bool, double_row: bool = False):
+    tr = state.require("nisa.nc_matmul")
+    if accumulate:
         tmp = matmul_instruction(stationary, moving, "nc_matmul")
         tr.retarget(tr.instrs[-1], tmp.access.buffer, dst.access, accumulate=True)
     else:
         matmul_instruction(stationary, moving, "nc_matmul", dst=dst)
-    return dst
+    if double_row:  # the two rows of each PE run at once: each half at half the time
+        tr.instrs[-1].cost["double_row"] = True
+
+
+def _double_row_halves(stationary, moving):
+    """FP8 double-row mode: [K, 2, M] and [K, 2, N] contract over K and the
+    pair, as two matmuls accumulating into one result."""
+    tr = state.require("nisa.nc_matmul")
+    if stationary.ndim != 3 or moving.ndim != 3 or stationary.shape[1] != 2 or moving.shape[1] != 2:
+        raise tr.error(
+            f"nisa.nc_matmul(perf_mode=double_row) takes [K, 2, M] and [K, 2, N] operands, got "
+            f"{list(stationary.shape)} and {list(moving.shape)}"
+        )
+    return [(stationary.select(1, r), moving.select(1, r)) for r in (0, 1)]
 
 
 def nc_transpose(*args, **kwargs):

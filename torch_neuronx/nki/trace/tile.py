@@ -46,6 +46,7 @@ OPERATORS = (
     "inplace",
 )
 _bound: dict = {}
+_COMPARISONS = ("less", "less_equal", "greater", "greater_equal", "equal", "not_equal")
 
 
 def bind_operators(table: dict) -> None:
@@ -132,10 +133,15 @@ class Tile:
         _operator("assign")(self[key], value)
 
     def __bool__(self):
-        raise NKIError(
-            "a tile's values are not known while a kernel is traced: Python `if`/`while` on tile "
-            "data is not allowed (use nl.where or a mask)"
-        )
+        """A tensor is a present object (AWS's kernels test optional tensors with
+        `if params.expert_index:`); a comparison's result holds values known only
+        when the kernel runs, so `if a > b:` is refused."""
+        if self.producer is not None and self.producer.name in _COMPARISONS:
+            raise NKIError(
+                "a tile's values are not known while a kernel is traced: Python `if`/`while` on a "
+                "comparison of tiles is not allowed (use nl.where or a mask)"
+            )
+        return True
 
     def __iter__(self):
         raise NKIError("iterating over a tile is not supported: index it with nl.arange / slices")

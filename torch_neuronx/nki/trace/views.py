@@ -98,14 +98,16 @@ def _from_pattern(t, base: int, pattern):
 
 
 def _from_flat(t, flat: torch.Tensor):
+    """The view of t's buffer at the storage indices `flat`. Indices past the
+    buffer are kept (past its first dimension): a view may reach outside its
+    tensor as long as no instruction uses it (AWS's kernels build the view of
+    a tile they then skip), and an instruction that does fails its bounds
+    check."""
     buf = t.access.buffer
-    n = math.prod(buf.shape)
-    if flat.numel() and (int(flat.min()) < 0 or int(flat.max()) >= n):
-        raise require("ap").error(
-            f"the access pattern reaches element {int(flat.max()) if int(flat.max()) >= n else int(flat.min())} "
-            f"of {buf.describe()}, which has {n}"
-        )
-    arrays = list(torch.unravel_index(flat, tuple(buf.shape))) if buf.shape else []
+    if not buf.shape:
+        return type(t)(Access(buf, [], tuple(flat.shape)))
+    st = _row_major(buf.shape)
+    arrays = [flat // st[0]] + [(flat // r) % size for r, size in zip(st[1:], buf.shape[1:])]
     return type(t)(Access(buf, arrays, tuple(flat.shape)))
 
 
