@@ -115,3 +115,32 @@ def test_offsets_must_be_written_integers_in_sbuf():
 
     with pytest.raises(nki.NKIError, match="must hold integers"):
         float_offsets(torch.randn(4, 8).neuron())
+
+
+@nki.jit
+def fused_residual(a, b, c):
+    """a + b + c through the DMA engines, as AWS's qkv kernels add residuals."""
+    sb = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_compute(dst=sb, srcs=[a, b, c], reduce_op=nl.add, scales=[1.0, 1.0, 1.0])
+    return store(sb)
+
+
+@nki.jit
+def scatter_add(table, rows, positions):
+    """table with row p of rows added at row positions[p], repeats adding twice (unique_indices=False)."""
+    n, f = table.shape
+    out = store(load(table))
+    idx, sb = load(positions), load(rows)
+    at = out.ap(pattern=[[f, rows.shape[0]], [1, f]], offset=0, vector_offset=idx, indirect_dim=0)
+    nisa.dma_compute(dst=at, srcs=[at, sb], reduce_op=nl.add, unique_indices=False)
+    return out
+
+
+def test_dma_compute_sums_its_sources_and_scatters_with_repeats():
+    a, b, c = (torch.randn(16, 8, dtype=torch.bfloat16) for _ in range(3))
+    want = a.float() + b.float() + c.float()
+    assert torch.equal(fused_residual(a.neuron(), b.neuron(), c.neuron()).cpu(), want)
+    table, rows = torch.randn(8, 4), torch.randn(3, 4)
+    positions = torch.tensor([[2], [5], [2]], dtype=torch.int32)
+    want = table.clone().index_add_(0, positions.flatten().long(), rows)
+    torch.testing.assert_close(scatter_add(table.neuron(), rows.neuron(), positions.neuron()).cpu(), want)

@@ -96,3 +96,18 @@ def test_matmul_operands_with_several_free_dimensions_and_double_row():
     tol = {"rtol": 64 * 2**-24, "atol": 1e-5}
     torch.testing.assert_close(flat, a.reshape(32, 16).T @ b.reshape(32, 32), **tol)
     torch.testing.assert_close(pair, a[:, 0].T @ b[:, 0] + a[:, 1].T @ b[:, 1], **tol)
+
+
+@nki.jit
+def dma_transposed_4d(x):
+    """A 4-d DMA transpose with AWS's default permutation (3, 1, 2, 0)."""
+    out = nl.ndarray((x.shape[3], x.shape[1], x.shape[2], x.shape[0]), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=out, src=x)
+    res = nl.ndarray(out.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=res, src=out)
+    return res
+
+
+def test_dma_transpose_of_four_dimensions_swaps_the_first_and_last():
+    x = torch.randn(8, 1, 3, 16)
+    assert torch.equal(dma_transposed_4d(x.neuron()).cpu(), x.permute(3, 1, 2, 0))

@@ -28,7 +28,7 @@ from ..trace.emit import emit
 from ..trace.operands import as_tile, f32
 from ..trace.tile import Tile
 from . import constants
-from .dma import dma_copy, dma_transpose
+from .dma import dma_compute, dma_copy, dma_transpose
 from .enums import (
     NkiValidationError,
     dge_mode,
@@ -72,6 +72,7 @@ __all__ = [
     "bn_aggr",
     "bn_stats",
     "core_barrier",
+    "dma_compute",
     "dma_copy",
     "dma_transpose",
     "iota",
@@ -130,7 +131,7 @@ __all__ = [
 
 # AWS's instructions the emulator does not run yet.
 NOT_YET = frozenset(
-    """activate2 dma_compute dropout exponential local_gather nc_matmul_mx nc_n_gather
+    """activate2 dropout exponential local_gather nc_matmul_mx nc_n_gather
     nonzero_with_count quantize_mx rand2 rand_get_state rand_set_state rng sequence_bounds set_rng_seed
     tensor_scalar_cumulative tensor_scalar_reduce topk""".split()
 )
