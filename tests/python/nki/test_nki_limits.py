@@ -95,7 +95,7 @@ def test_psum_holds_fp32_or_bf16_only():
     def int_psum(x):
         nl.zeros((128, 512), dtype=nl.int32, buffer=nl.psum)
 
-    _raises(int_psum, "PSUM holds fp32 or bf16 only, not int32")
+    _raises(int_psum, "PSUM holds fp32, bf16 or fp16 only, not int32")
 
 
 def test_load_reads_hbm_and_store_writes_hbm():

@@ -177,3 +177,38 @@ def test_select_reduce_and_the_accumulator_it_cannot_continue():
     assert torch.equal(out, expected) and torch.equal(row_max, expected.amax(dim=1, keepdim=True))
     with pytest.raises(nki.NKIUnsupported, match="continuing the Vector engine's accumulator"):
         select(predicate.neuron(), on_true.neuron(), fill.neuron(), nisa.reduce_cmd.reduce)
+
+
+@nki.jit
+def gather_in_partitions(data, indices):
+    d, i = _load(data), _load(indices)
+    out = nl.ndarray(indices.shape, dtype=data.dtype, buffer=nl.sbuf)
+    nisa.nc_n_gather(dst=out, data=d, indices=i)
+    return _store(out)
+
+
+@nki.jit
+def nonzero_positions(x):
+    src = _load(x)
+    out = nl.ndarray((x.shape[0], x.shape[1] + 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=out, value=7)
+    nisa.nonzero_with_count(dst=out, src=src, index_offset=100, padding_val=-1)
+    return _store(out)
+
+
+def test_nc_n_gather_and_nonzero_with_count_match_torch():
+    data = torch.randn(32, 4, 8)
+    indices = torch.randint(0, 32, (32, 10), dtype=torch.int32)
+    want = torch.gather(data.reshape(32, 32), 1, indices.long())
+    assert torch.equal(gather_in_partitions(data.neuron(), indices.neuron()).cpu(), want)
+    x = (torch.rand(32, 12) > 0.6).float() * torch.randn(32, 12)
+    got = nonzero_positions(x.neuron()).cpu()
+    for p in range(32):
+        if p % 16:  # GpSimd writes partitions 0 and 16 only (one per core); the rest keep their values
+            assert torch.equal(got[p], torch.full((13,), 7, dtype=torch.int32))
+            continue
+        nz = torch.nonzero(x[p]).flatten().to(torch.int32)
+        want = torch.full((13,), -1, dtype=torch.int32)
+        want[: len(nz)] = nz + 100
+        want[12] = len(nz)
+        assert torch.equal(got[p], want)

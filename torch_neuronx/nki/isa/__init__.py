@@ -10,7 +10,7 @@ functions or the NumPy functions AWS's samples pass (`np.add`, `np.max`,
 `np.exp`, ...; ops.py).
 
 One file per engine (tensor.py, scalar.py, vector.py and reductions.py,
-gpsimd.py, dma.py; fill.py for memset, selection.py for the Vector engine's
+gpsimd.py and gather.py, dma.py; fill.py for memset, selection.py for the Vector engine's
 selections by value or predicate, lnc.py for the two cores of an LNC=2 launch
 meeting): a new instruction is one function in
 the file of its engine, exported here, with its cost in cost/instructions.py.
@@ -47,6 +47,7 @@ from .enums import (
     vector_engine,
 )
 from .fill import memset
+from .gather import nc_n_gather, nonzero_with_count
 from .gpsimd import affine_select, iota, tensor_partition_reduce
 from .lnc import core_barrier, sendrecv
 from .reductions import bn_aggr, bn_stats, max8, tensor_reduce
@@ -81,8 +82,10 @@ __all__ = [
     "nc_find_index8",
     "nc_match_replace8",
     "nc_matmul",
+    "nc_n_gather",
     "nc_stream_shuffle",
     "nc_transpose",
+    "nonzero_with_count",
     "range_select",
     "reciprocal",
     "register_alloc",
@@ -131,8 +134,8 @@ __all__ = [
 
 # AWS's instructions the emulator does not run yet.
 NOT_YET = frozenset(
-    """activate2 dropout exponential local_gather nc_matmul_mx nc_n_gather
-    nonzero_with_count quantize_mx rand2 rand_get_state rand_set_state rng sequence_bounds set_rng_seed
+    """activate2 dropout exponential local_gather nc_matmul_mx
+    quantize_mx rand2 rand_get_state rand_set_state rng sequence_bounds set_rng_seed
     tensor_scalar_cumulative tensor_scalar_reduce topk""".split()
 )
 

@@ -42,9 +42,9 @@ def new_buffer(shape, dtype, kind=SBUF, name=None, role="onchip", par_axis=0) ->
                 f"limit of {tr.limits.pmax} partitions: split it into tiles of at most "
                 f"{tr.limits.pmax} rows"
             )
-        if kind is PSUM and dtype not in (torch.float32, torch.bfloat16):
+        if kind is PSUM and dtype not in (torch.float32, torch.bfloat16, torch.float16):
             raise tr.error(
-                f"PSUM holds fp32 or bf16 only, not {str(dtype).replace('torch.', '')} "
+                f"PSUM holds fp32, bf16 or fp16 only, not {str(dtype).replace('torch.', '')} "
                 f"(new tile {list(shape)}); allocate it in SBUF or as nl.float32"
             )
     return Buffer(tr, kind, shape, dtype, name, role, par_axis=par_axis)

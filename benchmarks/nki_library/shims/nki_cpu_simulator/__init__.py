@@ -143,4 +143,10 @@ for _sub in SUBMODULES:
     _mod = _Proxy(f"{nki.__name__}.{_sub}", _target(f".{_sub}"))
     setattr(sys.modules[_parent], _leaf, _mod)
     sys.modules[_mod.__name__] = _mod
+# Modules the harness does not alias but the library's kernels import as
+# `nki.<name>` (the harness's `nki` is the proxy above, so the import system
+# looks them up by that full name).
+for _sub in ("collectives", "lnc"):
+    sys.modules[f"nki.{_sub}"] = importlib.import_module(f"torch_neuronx.nki.{_sub}")
+    setattr(nki, _sub, sys.modules[f"nki.{_sub}"])
 assert torch_neuronx  # registers the neuron device

@@ -1,0 +1,118 @@
+"""nki.isa GpSimd instructions that move elements by value within each
+partition: `nc_n_gather` (elements at indices read from a tile) and
+`nonzero_with_count` (the positions of the nonzero elements and their count)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..errors import NKIError
+from ..trace import state
+from ..trace.buffers import SBUF
+from ..trace.emit import emit
+from ..trace.operands import as_tile
+from .calls import REQ, need, split
+
+
+def _in_sbuf(tr, name, **tiles):
+    for what, t in tiles.items():
+        if t.access.buffer.kind is not SBUF:
+            raise tr.error(f"nisa.{name}: {what} must be in SBUF (GpSimd cannot reach {t.access.buffer.kind.name})")
+
+
+def nc_n_gather(*args, **kwargs):
+    """dst[p, j] = data[p].flatten()[indices[p].flatten()[j]], each partition on its own."""
+    d = split(args, kwargs, {"dst": REQ, "data": REQ, "indices": REQ})
+    need(d, "dst", "data", "indices")
+    tr = state.require("nisa.nc_n_gather")
+    dst, data, idx = (as_tile(d[k], f"nc_n_gather {k}") for k in ("dst", "data", "indices"))
+    _in_sbuf(tr, "nc_n_gather", dst=dst, data=data, indices=idx)
+    if not (dst.shape[0] == data.shape[0] == idx.shape[0]):
+        raise tr.error(
+            f"nisa.nc_n_gather: dst {list(dst.shape)}, data {list(data.shape)} and indices {list(idx.shape)} need "
+            f"the same partitions"
+        )
+    if idx.dtype.torch.is_floating_point:
+        raise tr.error(f"nisa.nc_n_gather: indices must be integers (nl.uint32), not {idx.dtype}")
+    if math.prod(dst.shape) != math.prod(idx.shape):
+        raise tr.error(f"nisa.nc_n_gather: dst {list(dst.shape)} must hold one element per index {list(idx.shape)}")
+    p, width = data.shape[0], math.prod(data.shape[1:])
+
+    def compute(x, i):
+        i = i.reshape(p, -1).to(torch.int64)
+        if bool(((i < 0) | (i >= width)).any()):
+            bad = int(i[(i < 0) | (i >= width)][0])
+            raise NKIError(f"nisa.nc_n_gather: index {bad} is outside the {width} elements of each partition of data")
+        return torch.gather(x.reshape(p, width), 1, i).reshape(dst.shape)
+
+    return emit(
+        "nc_n_gather",
+        "gpsimd",
+        compute,
+        [data, idx],
+        dst=dst,
+        keep_src_shapes=True,
+        poison_rule=lambda ps: _rows(ps, dst.shape),
+        cost={"elements": math.prod(dst.shape)},
+    )
+
+
+def _rows(poisons, shape):
+    out = torch.zeros(shape, dtype=torch.bool)
+    for ps in poisons:
+        if ps is not None:
+            out |= ps.reshape(shape[0], -1).any(dim=1).reshape((shape[0],) + (1,) * (len(shape) - 1))
+    return out
+
+
+def nonzero_with_count(*args, **kwargs):
+    """On partitions 0, 16, ..., 112 (one per GpSimd core): dst = the
+    positions of src's nonzero elements (+ index_offset), then padding_val,
+    then their count in the last of its T + 1 elements. Other partitions of
+    dst keep their values."""
+    d = split(args, kwargs, {"dst": REQ, "src": REQ, "index_offset": 0, "padding_val": -1})
+    need(d, "dst", "src")
+    tr = state.require("nisa.nonzero_with_count")
+    dst, src = as_tile(d["dst"], "nonzero_with_count dst"), as_tile(d["src"], "nonzero_with_count src")
+    _in_sbuf(tr, "nonzero_with_count", dst=dst, src=src)
+    p, t = src.shape[0], math.prod(src.shape[1:])
+    if dst.shape[0] != p or math.prod(dst.shape[1:]) != t + 1:
+        raise tr.error(
+            f"nisa.nonzero_with_count: dst must be [{p}, {t + 1}] (src's elements and the count), got {list(dst.shape)}"
+        )
+    offset, pad = int(d["index_offset"]), int(d["padding_val"])
+    rows = torch.arange(0, p, 16)
+
+    def compute(x, old):
+        out = old.reshape(p, t + 1).clone()
+        x = x.reshape(p, t)[rows]
+        nz = x != 0
+        count = nz.sum(dim=1)
+        # each row's nonzero positions first, in order (a stable sort moves zeros behind them)
+        order = torch.sort((~nz).to(torch.int8), dim=1, stable=True).indices
+        pos = torch.where(torch.arange(t)[None, :] < count[:, None], order + offset, pad)
+        out[rows, :t] = pos.to(out.dtype)
+        out[rows, t] = count.to(out.dtype)
+        return out.reshape(dst.shape)
+
+    def poison(ps):
+        src_p, old = ps[0], ps[1]
+        out = old.reshape(p, t + 1).clone() if old is not None else torch.zeros(p, t + 1, dtype=torch.bool)
+        if src_p is not None:
+            out[rows] = src_p.reshape(p, t)[rows].any(dim=1, keepdim=True).expand(len(rows), t + 1)
+        else:
+            out[rows] = False
+        return out.reshape(dst.shape)
+
+    return emit(
+        "nonzero_with_count",
+        "gpsimd",
+        compute,
+        [src, dst],
+        dst=dst,
+        keep_src_shapes=True,
+        poison_rule=poison,
+        cost={"elements": t * len(rows)},
+    )
