@@ -40,6 +40,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from _figures import ROOT, Table, report  # noqa: E402
 
+import kernels  # noqa: E402
+
 BUILD = ROOT / "build" / "nki-library"
 DEPS = BUILD / "deps"
 RESULTS = BUILD / "results.json"
@@ -181,6 +183,37 @@ def tables(results: list[dict]) -> list[Table]:
     return [s, t]
 
 
+def kernel_tables(checkout: Path, results: list[dict]) -> list[Table]:
+    """The kernels with a torch reference (kernels.py), and how many pass."""
+    t = Table(
+        "NKI Library kernels with a torch reference",
+        ["kernel", "tests", "passed", "failed", "skipped", "status", "emulator/reference", "trn2 est. us", "reason"],
+        note="each kernel's tests (the library's test modules of its *_torch.py reference), fast marks, trn2; "
+        "status: passes (every test that ran passed, or failed for the library's or this machine's reasons), fails "
+        "(a failure of the project's), library's / machine's (every test that ran failed for that reason), skipped",
+    )
+    rows = kernels.table_rows(checkout, results)
+    for row in rows:
+        t.add(*row)
+    counts = collections.Counter(row[5] for row in rows)
+    counted = counts["passes"] + counts["fails"]
+    s = Table(
+        "NKI Library kernels: totals",
+        ["kernels", "passes", "fails", "the library's", "this machine's", "skipped", "passing share"],
+        note="the passing share counts the kernels that pass or fail for the project's reasons",
+    )
+    s.add(
+        len(rows),
+        counts["passes"],
+        counts["fails"],
+        counts["library's"],
+        counts["machine's"],
+        counts["skipped"] + counts["no test"],
+        counts["passes"] / counted if counted else None,
+    )
+    return [s, t]
+
+
 def _commit(checkout: Path) -> str:
     try:
         return subprocess.run(
@@ -201,7 +234,7 @@ def main() -> int:
     RESULTS.write_text(json.dumps(results, indent=1))
     report(
         "nki_library",
-        tables(results),
+        kernel_tables(checkout, results) + tables(results),
         command_line=f"make nki-library NKI_LIBRARY=<aws-neuron/nki-library checkout at {_commit(checkout)}>",
     )
     return 0
