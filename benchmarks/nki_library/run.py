@@ -38,9 +38,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from _figures import ROOT, Table, report  # noqa: E402
-
 import kernels  # noqa: E402
+from _figures import ROOT, Table, report  # noqa: E402
 
 BUILD = ROOT / "build" / "nki-library"
 DEPS = BUILD / "deps"
