@@ -212,3 +212,18 @@ def test_nc_n_gather_and_nonzero_with_count_match_torch():
         want[: len(nz)] = nz + 100
         want[12] = len(nz)
         assert torch.equal(got[p], want)
+
+
+@nki.jit
+def scaled_with_row_max(x):
+    t = _load(x)
+    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+    row_max = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar_reduce(dst=out, data=t, op0=nl.multiply, operand0=0.5, reduce_op=nl.maximum, reduce_res=row_max)
+    return _store(out), _store(row_max)
+
+
+def test_tensor_scalar_reduce_scales_and_reduces_each_partition():
+    x = torch.randn(64, 40)
+    out, row_max = (t.cpu() for t in scaled_with_row_max(x.neuron()))
+    assert torch.equal(out, x * 0.5) and torch.equal(row_max, (x * 0.5).amax(dim=1, keepdim=True))

@@ -61,6 +61,7 @@ from .vector import (
     scalar_tensor_tensor,
     tensor_copy,
     tensor_scalar,
+    tensor_scalar_reduce,
     tensor_tensor,
     tensor_tensor_scan,
 )
@@ -100,6 +101,7 @@ __all__ = [
     "tensor_partition_reduce",
     "tensor_reduce",
     "tensor_scalar",
+    "tensor_scalar_reduce",
     "tensor_tensor",
     "tensor_tensor_scan",
     # enums and constants
@@ -136,7 +138,7 @@ __all__ = [
 NOT_YET = frozenset(
     """activate2 dropout exponential local_gather nc_matmul_mx
     quantize_mx rand2 rand_get_state rand_set_state rng sequence_bounds set_rng_seed
-    tensor_scalar_cumulative tensor_scalar_reduce topk""".split()
+    tensor_scalar_cumulative topk""".split()
 )
 
 

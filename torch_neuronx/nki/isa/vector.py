@@ -16,7 +16,7 @@ from ..trace.operands import as_tile, check_on_chip, f32
 from ..trace.tile import Tile
 from .calls import REQ, need, new_style, out_dtype, split
 from .enums import engine, engine_name
-from .ops import BINARY, UNARY, binary_fn, name_of, unary_fn
+from .ops import BINARY, REDUCE, UNARY, binary_fn, name_of, unary_fn
 
 
 def tensor_tensor(*args, **kwargs):
@@ -87,6 +87,35 @@ def _apply(op, x, operand, reverse, what):
     o = f32(o)
     fn = binary_fn(op, what)
     return fn(o, x) if reverse else fn(x, o)
+
+
+def tensor_scalar_reduce(*args, **kwargs):
+    """dst = data <op0> operand0, and reduce_res = its reduction along the free
+    dimensions (reduce_op: add, maximum, minimum), one value per partition."""
+    d = split(
+        args,
+        kwargs,
+        {"dst": REQ, "data": REQ, "op0": REQ, "operand0": None, "reduce_op": REQ, "reduce_res": REQ, "reverse0": False},
+    )
+    need(d, "dst", "data", "op0", "reduce_op", "reduce_res")
+    tr = state.require("nisa.tensor_scalar_reduce")
+    how = REDUCE.get(name_of(d["reduce_op"]))
+    if how not in ("sum", "amax", "amin"):
+        raise tr.error(
+            f"nisa.tensor_scalar_reduce: reduce_op must be nl.add, nl.maximum or nl.minimum, not {d['reduce_op']!r}"
+        )
+    out = tensor_scalar(dst=d["dst"], data=d["data"], op0=d["op0"], operand0=d["operand0"], reverse0=d["reverse0"])
+    res = as_tile(d["reduce_res"], "tensor_scalar_reduce reduce_res")
+    axes = list(range(1, out.ndim))
+    emit(
+        "tensor_scalar_reduce",
+        "vector",
+        lambda a: getattr(f32(a), how)(dim=axes, keepdim=True).reshape((a.shape[0],) + tuple(res.shape[1:])),
+        [out],
+        dst=res,
+        keep_src_shapes="partition",
+    )
+    return out
 
 
 def tensor_scalar(*args, **kwargs):
