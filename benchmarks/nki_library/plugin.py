@@ -14,7 +14,8 @@ only adapts and observes:
 - it deselects tests marked trace_only (they need AWS's compiler, and run
   no kernel);
 - after each test it returns the emulator's cached device memory to the
-  host (`torch.neuron.empty_cache()`): device memory is host memory here,
+  host (`torch.neuron.empty_cache()`, with a garbage collection every 16
+  tests): device memory is host memory here,
   and a test's freed tensors held in the cache would count against the next
   test's host memory bound (run.py), which a chip's separate HBM does not;
 - it records, per test, the outcome, the first line of a failure, every
@@ -90,12 +91,17 @@ def pytest_runtest_call(item):
     yield
 
 
+_teardowns = [0]
+
+
 def pytest_runtest_teardown(item, nextitem):
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "neuron"):
-        import gc
+        _teardowns[0] += 1
+        if _teardowns[0] % 16 == 0:  # a full collection of a large heap costs about a second: now and then
+            import gc
 
-        gc.collect()
+            gc.collect()
         torch.neuron.empty_cache()
 
 
