@@ -4,7 +4,8 @@ CPU tensors (the simulator) are used as they are; neuron tensors through host
 views of their device memory, after the work queued on the current stream
 that produced them, or, where the host cannot address the device, through
 staged copies of which the written ones (outputs, mutated arguments) are
-copied back. Outputs are allocated per call on the arguments' device.
+copied back. Outputs are allocated per call on the arguments' device,
+holding sentinels until the kernel writes them (`fill_sentinel`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import torch
 
 from ... import _C
 from .plan import Plan
+from .sentinels import fill_sentinel
 
 
 def map_outputs(x, fn):
@@ -39,7 +41,7 @@ def execute(plan: Plan, tensors, device, mutated):
     fresh: dict = {}
 
     def new(b):
-        t = fresh[b.id] = torch.empty(b.shape, dtype=b.dtype, device=device)
+        t = fresh[b.id] = fill_sentinel(torch.empty(b.shape, dtype=b.dtype, device=device))
         return view(t)
 
     host = [view(t) for t in tensors]

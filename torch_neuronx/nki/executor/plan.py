@@ -20,6 +20,7 @@ from ..trace.state import Trace
 from . import fuse, loops, programs
 from .indirect import IndirectOperand, SkippedReads
 from .operand import Operand
+from .sentinels import fill_sentinel
 
 
 class Plan:
@@ -90,7 +91,7 @@ class Plan:
             pool = free.get(key)
             t = pool.pop() if pool else None
             if t is None:
-                t = torch.empty(b.shape, dtype=b.dtype)
+                t = fill_sentinel(torch.empty(b.shape, dtype=b.dtype))
                 total += t.numel() * t.element_size()
             self.base_env[b.id] = t
             ending.append((b.last_use, key, t))
