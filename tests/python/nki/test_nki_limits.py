@@ -266,3 +266,25 @@ def test_mixed_devices_are_refused():
 
     with pytest.raises(NKIError, match="different devices"):
         k(torch.zeros(2, device="neuron"), torch.zeros(2))
+
+
+def test_tiles_the_kernel_places_over_each_other_take_their_memory_once():
+    @nki.jit
+    def ring(x, depth, past):
+        """Eight 64 KiB tiles at `depth` addresses, all read at the end: a circular buffer."""
+        tiles = []
+        for i in range(8):
+            t = nl.ndarray((128, 32768), dtype=nl.bfloat16, buffer=nl.sbuf, address=(0, (i % depth) * 65536 + past))
+            nisa.memset(dst=t, value=float(i))
+            tiles.append(t)
+        acc = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+        for t in tiles:
+            nisa.tensor_reduce(dst=acc, op=nl.add, data=t, axis=1)
+        out = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=acc)
+        return out
+
+    x = torch.zeros(1).neuron()
+    assert torch.equal(ring(x, 2, 0).cpu(), torch.full((128, 1), 7.0 * 32768))
+    with pytest.raises(nki.NKIError, match="SBUF capacity exceeded"):
+        ring(x, 2, 128 * 1024)  # the second address ends at 256 KiB, past a trn2 partition's 224 KiB

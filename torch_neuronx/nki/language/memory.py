@@ -25,13 +25,19 @@ sbuf, psum, hbm, shared_hbm, private_hbm = SBUF, PSUM, HBM, SHARED_HBM, PRIVATE_
 def ndarray(shape, dtype, buffer=None, name="", address=None, **kwargs) -> Tile:
     """An uninitialised tensor in `buffer` (SBUF by default; an HBM buffer
     makes a kernel output or scratch tensor). `address` (a fixed on-chip
-    placement) changes nothing here: the emulator allocates by itself."""
+    placement, (start partition, byte offset) or a byte offset) places
+    nothing here, the emulator allocates by itself, but the capacity check
+    counts the placement's extent: tiles the kernel places over each other
+    (a circular buffer) take their memory once."""
     tr = state.require("nl.ndarray")
     kind = buffer or SBUF
     shape, par = shape_and_par(shape)
     dtype = dtypes.to_torch(dtype)
     if kind.on_chip:
-        return new_tile(shape, dtype, kind, name or None, par_axis=par)
+        t = new_tile(shape, dtype, kind, name or None, par_axis=par)
+        if address is not None:  # the kernel's own placement: capacity counts its extent (trace/state.py)
+            t.access.buffer.address = _byte_offset(address)
+        return t
     if kind is SHARED_HBM:
         if any(tr.program):  # later grid instances share the first one's tensors
             if tr.shared_next >= len(tr.shared):
@@ -50,6 +56,12 @@ def ndarray(shape, dtype, buffer=None, name="", address=None, **kwargs) -> Tile:
         tr.shared.append(buf)
         return Tile(Access.whole(buf))
     return Tile(Access.whole(new_buffer(shape, dtype, kind, name or None, role="scratch")))
+
+
+def _byte_offset(address) -> int:
+    if isinstance(address, (tuple, list)):
+        return int(address[-1])
+    return int(address)
 
 
 def full(shape, fill_value, dtype, buffer=None, name="", **kwargs) -> Tile:

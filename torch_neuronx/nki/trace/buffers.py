@@ -62,6 +62,7 @@ class Buffer:
         "tiles",
         "children",
         "core",
+        "address",
     )
 
     def __init__(self, trace, kind, shape, dtype, name, role, index=None, par_axis=0, parent=None):
@@ -71,6 +72,7 @@ class Buffer:
         self.line = trace.line()
         self.role, self.index, self.par_axis, self.parent = role, index, par_axis, parent
         self.core = trace.physical_core()  # whose memory an on-chip buffer is (an LNC=2 launch has two cores')
+        self.address = None  # the byte offset in each partition the kernel placed it at (nl.ndarray(address=))
         self.alloc_seq = self.last_use = trace.seq
         self.first_bad_read = None
         self.tiles = 0  # live Tile objects naming this buffer (tile.py frees the state below at 0)

@@ -225,6 +225,9 @@ class Trace:
 
     # -- capacity (at the end of the trace) ------------------------------
     def check_capacity(self):
+        """SBUF and PSUM in use at each allocation: the buffers the emulator
+        placed, summed, plus the furthest extent of those the kernel placed
+        itself (`address=`: a circular buffer's tiles share their memory)."""
         lim = self.limits
         sbuf_cap = lim.sbuf_bytes_per_partition
         bank = lim.psum_bank_bytes
@@ -232,30 +235,40 @@ class Trace:
         for b in self.buffers:
             if not b.kind.on_chip or b.role != "onchip":
                 continue
-            if b.kind is SBUF:
-                size = b.bytes_per_partition()
+            size = b.bytes_per_partition()
+            if b.kind is PSUM:
+                end = None if b.address is None else -(-(b.address + size) // bank)
+                size = -(-size // bank)  # banks
             else:
-                size = -(-b.bytes_per_partition() // bank)  # banks
-            events.append((b.alloc_seq, 0, size, b))
-            events.append((b.last_use, 1, -size, b))
+                end = None if b.address is None else b.address + size
+            events.append((b.alloc_seq, 0, size, end, b))
+            events.append((b.last_use, 1, -size, end, b))
         events.sort(key=lambda e: (e[0], e[1]))
         used = {SBUF: 0, PSUM: 0}
-        for _, _, size, b in events:
-            used[b.kind] += size
+        placed = {SBUF: [], PSUM: []}  # the ends of the live placed buffers
+        for _, _, size, end, b in events:
+            if end is not None:
+                if size > 0:
+                    placed[b.kind].append(end)
+                else:
+                    placed[b.kind].remove(end)
+            else:
+                used[b.kind] += size
             if size <= 0:
                 continue
-            if b.kind is SBUF and used[SBUF] > sbuf_cap:
+            total = used[b.kind] + max(placed[b.kind], default=0)
+            if b.kind is SBUF and total > sbuf_cap:
                 raise NKIError(
-                    f"SBUF capacity exceeded: {used[SBUF]} bytes per partition are live when {b.describe()} is "
+                    f"SBUF capacity exceeded: {total} bytes per partition are live when {b.describe()} is "
                     f"allocated, over the {self.target} limit of {sbuf_cap} bytes per partition "
                     f"({lim.partitions} x {sbuf_cap // 1024} KiB = {lim.partitions * sbuf_cap // 2**20} MiB); "
                     f"free tiles earlier or use smaller tiles",
                     kernel=self.kernel_name,
                     line=b.line,
                 )
-            if b.kind is PSUM and used[PSUM] > lim.psum_banks:
+            if b.kind is PSUM and total > lim.psum_banks:
                 raise NKIError(
-                    f"PSUM capacity exceeded: {used[PSUM]} banks of {bank} bytes per partition are live when "
+                    f"PSUM capacity exceeded: {total} banks of {bank} bytes per partition are live when "
                     f"{b.describe()} is allocated, over the limit of {lim.psum_banks} banks "
                     f"({lim.psum_banks * bank // 1024} KiB per partition, 2 MiB in all)",
                     kernel=self.kernel_name,
