@@ -380,7 +380,16 @@ def test_packed_mx_dtypes_import_and_refuse_a_buffer():
 
     with pytest.raises(nki.NKIUnsupported, match="packed MX format of Trainium3"):
         k(torch.zeros(1, device="neuron"))
-    assert nl.float4_e2m1fn_x4.itemsize == 4  # four fp4 values in one 32-bit word
+    assert nl.float4_e2m1fn_x4.itemsize == 2 and nl.float8_e5m2_x4.itemsize == 4  # four values to a word
+
+    @nki.jit
+    def quantize(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.quantize_mx(dst=t, src=t, dst_scale=t)
+        return x
+
+    with pytest.raises(nki.NKIError, match="available only on NeuronCore-v4 and newer .* traced for trn2"):
+        quantize(torch.zeros(32, 8, device="neuron"))
 
 
 @nki.jit

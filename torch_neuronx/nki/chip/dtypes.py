@@ -82,13 +82,14 @@ bool_ = DType("bool_", torch.bool, "bool")
 
 class PackedDType:
     """A packed MX format of NeuronCore-v4 (Trainium3): `lanes` values of
-    `element` in one 32-bit word, the operands of nisa.nc_matmul_mx and
-    nisa.quantize_mx. Kernels may name them on any target; a buffer of one
-    is refused until the emulator models MX (to_torch)."""
+    `element` in one word (32 bits for fp8, 16 for fp4, as AWS packs them),
+    the operands of nisa.nc_matmul_mx and nisa.quantize_mx. Kernels may name
+    them on any target; a buffer of one is refused until the emulator models
+    MX (to_torch)."""
 
-    def __init__(self, name: str, element: str, lanes: int = 4):
+    def __init__(self, name: str, element: str, lanes: int = 4, itemsize: int = 4):
         self.name, self.element, self.lanes = name, element, lanes
-        self.itemsize = 4
+        self.itemsize = itemsize
 
     def __repr__(self):
         return f"nl.{self.name}"
@@ -96,7 +97,7 @@ class PackedDType:
 
 float8_e4m3fn_x4 = PackedDType("float8_e4m3fn_x4", "float8_e4m3fn")
 float8_e5m2_x4 = PackedDType("float8_e5m2_x4", "float8_e5m2")
-float4_e2m1fn_x4 = PackedDType("float4_e2m1fn_x4", "float4_e2m1fn")
+float4_e2m1fn_x4 = PackedDType("float4_e2m1fn_x4", "float4_e2m1fn", itemsize=2)
 
 
 class fp32:  # noqa: N801  (AWS's name)

@@ -50,6 +50,7 @@ from .fill import memset
 from .gather import nc_n_gather, nonzero_with_count
 from .gpsimd import affine_select, iota, tensor_partition_reduce
 from .lnc import core_barrier, sendrecv
+from .mx import nc_matmul_mx, quantize_mx
 from .reductions import bn_aggr, bn_stats, max8, tensor_reduce
 from .registers import register_alloc, register_load, register_move, register_store
 from .scalar import activation, activation_reduce
@@ -83,10 +84,12 @@ __all__ = [
     "nc_find_index8",
     "nc_match_replace8",
     "nc_matmul",
+    "nc_matmul_mx",
     "nc_n_gather",
     "nc_stream_shuffle",
     "nc_transpose",
     "nonzero_with_count",
+    "quantize_mx",
     "range_select",
     "reciprocal",
     "register_alloc",
@@ -136,8 +139,8 @@ __all__ = [
 
 # AWS's instructions the emulator does not run yet.
 NOT_YET = frozenset(
-    """activate2 dropout exponential local_gather nc_matmul_mx
-    quantize_mx rand2 rand_get_state rand_set_state rng sequence_bounds set_rng_seed
+    """activate2 dropout exponential local_gather
+    rand2 rand_get_state rand_set_state rng sequence_bounds set_rng_seed
     tensor_scalar_cumulative topk""".split()
 )
 

@@ -15,6 +15,7 @@ fresh copies of the arguments, which replays the plan as every later call
 of those shapes does), and the cost model's estimate."""
 
 import importlib
+import os
 import sys
 import time
 import types
@@ -89,6 +90,9 @@ class _Simulated:
 
     def _run(self, lnc, np_args, np_kwargs):
         launch = self.kernel[lnc] if lnc > 1 else self.kernel
+        generation = os.environ.get("NKI_NC_VERSION")  # the harness's target, as gen3 / gen4
+        if generation:
+            os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = generation
 
         def timed():  # fresh device copies each time: a kernel may write its arguments
             args = [to_neuron(a) for a in np_args]
