@@ -227,3 +227,22 @@ def test_tensor_scalar_reduce_scales_and_reduces_each_partition():
     x = torch.randn(64, 40)
     out, row_max = (t.cpu() for t in scaled_with_row_max(x.neuron()))
     assert torch.equal(out, x * 0.5) and torch.equal(row_max, (x * 0.5).amax(dim=1, keepdim=True))
+
+
+@nki.jit
+def gather_within_cores(src, index, n, valid):
+    s, i = _load(src), _load(index)
+    out = nl.ndarray((src.shape[0], valid * n), dtype=src.dtype, buffer=nl.sbuf)
+    nisa.local_gather(dst=out, src_buffer=s, index=i, num_elem_per_idx=n, num_valid_indices=valid)
+    return _store(out)
+
+
+def test_local_gather_reads_each_cores_indices_partition_first():
+    src = torch.randn(32, 64, 4)
+    index = torch.randint(0, 64, (32, 3), dtype=torch.int32) * 4  # element offsets, as the hardware takes them
+    got = gather_within_cores(src.neuron(), index.neuron(), 4, 40).cpu()
+    for core in range(2):
+        rows = slice(16 * core, 16 * core + 16)
+        order = index[rows].T.reshape(-1)[:40] // 4  # partition first: column by column
+        want = src[rows][:, order.long(), :].reshape(16, 160)
+        assert torch.equal(got[rows], want)

@@ -47,7 +47,7 @@ from .enums import (
     vector_engine,
 )
 from .fill import memset
-from .gather import nc_n_gather, nonzero_with_count
+from .gather import local_gather, nc_n_gather, nonzero_with_count
 from .gpsimd import affine_select, iota, tensor_partition_reduce
 from .lnc import core_barrier, sendrecv
 from .mx import nc_matmul_mx, quantize_mx
@@ -79,6 +79,7 @@ __all__ = [
     "dma_copy",
     "dma_transpose",
     "iota",
+    "local_gather",
     "max8",
     "memset",
     "nc_find_index8",
@@ -139,7 +140,7 @@ __all__ = [
 
 # AWS's instructions the emulator does not run yet.
 NOT_YET = frozenset(
-    """activate2 dropout exponential local_gather
+    """activate2 dropout exponential
     rand2 rand_get_state rand_set_state rng sequence_bounds set_rng_seed
     tensor_scalar_cumulative topk""".split()
 )

@@ -1,5 +1,6 @@
-"""nki.isa GpSimd instructions that move elements by value within each
-partition: `nc_n_gather` (elements at indices read from a tile) and
+"""nki.isa GpSimd instructions that move elements by value: `nc_n_gather`
+(elements at indices read from a tile, each partition on its own),
+`local_gather` (within each GpSimd core's 16 partitions) and
 `nonzero_with_count` (the positions of the nonzero elements and their count)."""
 
 from __future__ import annotations
@@ -115,4 +116,59 @@ def nonzero_with_count(*args, **kwargs):
         keep_src_shapes=True,
         poison_rule=poison,
         cost={"elements": t * len(rows)},
+    )
+
+
+def local_gather(*args, **kwargs):
+    """Each GpSimd core (16 partitions) reads its 16 partitions of `index`
+    partition first (column by column), keeps `num_valid_indices`, and for
+    each index i gathers `num_elem_per_idx` elements from position i of
+    every one of its partitions of `src_buffer` (free dimensions flattened):
+    dst[p, k * n + e] = src[p, idx[k] + e]."""
+    d = split(
+        args, kwargs, {"dst": REQ, "src_buffer": REQ, "index": REQ, "num_elem_per_idx": 1, "num_valid_indices": None}
+    )
+    need(d, "dst", "src_buffer", "index")
+    tr = state.require("nisa.local_gather")
+    dst = as_tile(d["dst"], "local_gather dst")
+    src, idx = as_tile(d["src_buffer"], "local_gather src_buffer"), as_tile(d["index"], "local_gather index")
+    _in_sbuf(tr, "local_gather", dst=dst, src_buffer=src, index=idx)
+    p = src.shape[0]
+    if p % 16 or idx.shape[0] != p or dst.shape[0] != p:
+        raise tr.error(
+            f"nisa.local_gather: src_buffer {list(src.shape)}, index {list(idx.shape)} and dst {list(dst.shape)} need "
+            f"the same partitions, a multiple of 16 (one GpSimd core per 16)"
+        )
+    per_core = 16 * math.prod(idx.shape[1:])
+    valid = per_core if d.get("num_valid_indices") is None else int(d["num_valid_indices"])
+    n = int(d["num_elem_per_idx"])
+    if not 0 < valid <= per_core:
+        raise tr.error(f"nisa.local_gather: num_valid_indices {valid} must be in 1..{per_core} (the indices per core)")
+    if math.prod(dst.shape[1:]) != valid * n:
+        raise tr.error(
+            f"nisa.local_gather: dst holds {math.prod(dst.shape[1:])} elements per partition, not "
+            f"num_valid_indices x num_elem_per_idx = {valid * n}"
+        )
+    width = math.prod(src.shape[1:])
+
+    def compute(x, i):
+        x = x.reshape(p // 16, 16, width)
+        i = (
+            i.reshape(p // 16, 16, -1).transpose(1, 2).reshape(p // 16, -1)[:, :valid].to(torch.int64)
+        )  # partition first
+        pos = (i[:, :, None] + torch.arange(n)[None, None, :]).reshape(p // 16, 1, valid * n)
+        if bool(((pos < 0) | (pos >= width)).any()):
+            bad = int(pos[(pos < 0) | (pos >= width)][0])
+            raise NKIError(f"nisa.local_gather: element {bad} is outside the {width} of each partition of src_buffer")
+        return torch.gather(x, 2, pos.expand(p // 16, 16, valid * n)).reshape(dst.shape)
+
+    return emit(
+        "local_gather",
+        "gpsimd",
+        compute,
+        [src, idx],
+        dst=dst,
+        keep_src_shapes=True,
+        poison_rule=lambda ps: _rows(ps, dst.shape),
+        cost={"elements": valid * n * p},
     )
