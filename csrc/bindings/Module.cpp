@@ -17,6 +17,7 @@
 #include "distributed/onehost/DirectCollectives.h"
 #include "memory/NeuronCachingAllocator.h"
 #include "memory/NeuronIpc.h"
+#include "nki/NkiScan.h"
 #include "profiler/NeuronOpTracking.h"
 #include "runtime/NeuronFunctions.h"
 #include "runtime/NeuronGenerator.h"
@@ -110,6 +111,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_zero_copy", &set_zero_copy);
   m.def("_zero_copy_enabled", &zero_copy_enabled);
   m.def("_register_host_kernels", &register_host_kernels);
+  m.def("_nki_tensor_tensor_scan", &nki::tensor_tensor_scan);
 
   // Host access to device memory.
   m.def("_host_addressable", [](int d) { return host_addressable(static_cast<c10::DeviceIndex>(d)); });

@@ -10,7 +10,7 @@ functions or the NumPy functions AWS's samples pass (`np.add`, `np.max`,
 `np.exp`, ...; ops.py).
 
 One file per engine (tensor.py, scalar.py, vector.py and reductions.py,
-gpsimd.py and gather.py, dma.py; fill.py for memset, selection.py for the Vector engine's
+gpsimd.py, dma.py; fill.py for memset, selection.py for the Vector engine's
 selections by value or predicate, lnc.py for the two cores of an LNC=2 launch
 meeting): a new instruction is one function in
 the file of its engine, exported here, with its cost in cost/instructions.py.
@@ -47,17 +47,16 @@ from .enums import (
     vector_engine,
 )
 from .fill import memset
-from .gather import local_gather, nc_n_gather, nonzero_with_count
-from .gpsimd import affine_select, iota, tensor_partition_reduce
+from .gpsimd import affine_select, iota, local_gather, nc_n_gather, nonzero_with_count, tensor_partition_reduce
 from .lnc import core_barrier, sendrecv
-from .mx import nc_matmul_mx, quantize_mx
 from .reductions import bn_aggr, bn_stats, max8, tensor_reduce
 from .registers import register_alloc, register_load, register_move, register_store
 from .scalar import activation, activation_reduce
 from .selection import nc_find_index8, nc_match_replace8, range_select, select_reduce, tensor_copy_predicated
-from .tensor import nc_matmul, nc_transpose
+from .tensor import nc_matmul, nc_matmul_mx, nc_transpose
 from .vector import (
     nc_stream_shuffle,
+    quantize_mx,
     reciprocal,
     scalar_tensor_tensor,
     tensor_copy,

@@ -10,7 +10,8 @@ new destination."""
 from __future__ import annotations
 
 from ..chip import dtypes
-from ..errors import NKIError
+from ..errors import NKIError, NKIUnsupported
+from ..trace import state
 from ..trace.tile import Tile
 
 
@@ -62,3 +63,23 @@ def out_dtype(d, data):
     if d.get("dst") is not None:
         return None
     return dtypes.to_torch(d["dtype"]) if d.get("dtype") is not None else data.dtype
+
+
+def trainium3_only(name: str):
+    """A Trainium3 (NeuronCore-v4) instruction the emulator does not model
+    yet: on an earlier target it is refused as AWS's compiler refuses it, on
+    trn3 it says it is not emulated."""
+
+    def call(*args, **kwargs):
+        tr = state.require(f"nisa.{name}")
+        if tr.target != "trn3":
+            raise tr.error(
+                f"nisa.{name} is available only on NeuronCore-v4 and newer (Trainium3); this kernel is traced for "
+                f"{tr.target}: pass platform_target='trn3' (or NEURON_PLATFORM_TARGET_OVERRIDE=trn3)"
+            )
+        raise NKIUnsupported(
+            f"nisa.{name} on trn3 is not supported by the NKI emulator yet (docs/nki.md lists what is)"
+        )
+
+    call.__name__ = call.__qualname__ = name
+    return call

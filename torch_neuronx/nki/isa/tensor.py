@@ -15,7 +15,7 @@ from ..trace.emit import emit, mask_box
 from ..trace.indexing import IndexExpr
 from ..trace.operands import as_tile, check_on_chip
 from ..trace.tile import Tile
-from .calls import REQ, need, new_style, split
+from .calls import REQ, need, new_style, split, trainium3_only
 from .enums import engine, engine_name, matmul_perf_mode
 
 
@@ -250,3 +250,6 @@ def nc_transpose(*args, **kwargs):
         poison_rule=lambda ps: ps[0].reshape(p, -1).t(),
         cost={"k": p, "m": p, "n": f, "in_dtype": data.dtype},
     )
+
+
+nc_matmul_mx = trainium3_only("nc_matmul_mx")  # MX: microscaled fp8/fp4 matmul

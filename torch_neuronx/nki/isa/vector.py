@@ -8,13 +8,14 @@ import math
 
 import torch
 
+from ... import _C
 from ..chip import dtypes
 from ..trace import state
 from ..trace.buffers import PSUM
 from ..trace.emit import emit
 from ..trace.operands import as_tile, check_on_chip, f32
 from ..trace.tile import Tile
-from .calls import REQ, need, new_style, out_dtype, split
+from .calls import REQ, need, new_style, out_dtype, split, trainium3_only
 from .enums import engine, engine_name
 from .ops import BINARY, REDUCE, UNARY, binary_fn, name_of, unary_fn
 
@@ -272,6 +273,10 @@ def reciprocal(*args, **kwargs):
     )
 
 
+# the scan's ops that csrc/nki/NkiScan.cpp runs, by nl name (its ScanOp codes)
+_SCAN_OPS = {"add": 0, "subtract": 1, "multiply": 2, "maximum": 3, "max": 3, "minimum": 4, "min": 4}
+
+
 def tensor_tensor_scan(*args, **kwargs):
     """Per partition, along the free elements: r[i] = op1(op0(data0[i], r[i-1]),
     data1[i]), r[-1] = initial (a scalar or a tile of one element per
@@ -297,10 +302,14 @@ def tensor_tensor_scan(*args, **kwargs):
     f0, f1 = binary_fn(d["op0"], "tensor_tensor_scan"), binary_fn(d["op1"], "tensor_tensor_scan")
     reverse0, reverse1 = bool(d["reverse0"]), bool(d["reverse1"])
 
+    codes = (_SCAN_OPS.get(name_of(d["op0"])), _SCAN_OPS.get(name_of(d["op1"])))
+
     def compute(x, y, *rest):
         p = x.shape[0]
-        x, y = f32(x).reshape(p, -1), f32(y).reshape(p, -1)
-        prev = f32(rest[0]).reshape(p) if rest else torch.full((p,), float(initial))
+        x, y = f32(x).float().reshape(p, -1), f32(y).float().reshape(p, -1)
+        prev = f32(rest[0]).float().reshape(p) if rest else torch.full((p,), float(initial))
+        if None not in codes:  # one pass in C++ (csrc/nki/NkiScan.cpp), the same steps
+            return _C._nki_tensor_tensor_scan(x, y, prev, codes[0], codes[1], reverse0, reverse1).reshape(a.shape)
         out = torch.empty_like(x)
         for i in range(x.shape[1]):
             t = f0(prev, x[:, i]) if reverse0 else f0(x[:, i], prev)
@@ -361,3 +370,6 @@ def nc_stream_shuffle(*args, **kwargs):
         return out.reshape(dst.shape)
 
     return emit("nc_stream_shuffle", "vector", compute, [src, dst], dst=dst)
+
+
+quantize_mx = trainium3_only("quantize_mx")  # MX: quantizing to microscaled fp8
