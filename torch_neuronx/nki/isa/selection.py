@@ -81,7 +81,26 @@ def _pair_matches(data: torch.Tensor, vals: torch.Tensor, order) -> torch.Tensor
     """Per partition, the position in `data` [P, F] matched by each of the 8
     `vals` [P, 8], -1 where none is left: the vals are taken in `order`, each
     pairing with the first occurrence no earlier val took (duplicate vals
-    pair with successive occurrences)."""
+    pair with successive occurrences). Only elements between a row's least
+    and greatest val can match: when those are few (the vals are a row's top
+    8, as max8 gives them), the pairing runs over them alone."""
+    cand = (data >= vals.amin(dim=1, keepdim=True)) & (data <= vals.amax(dim=1, keepdim=True))
+    counts = cand.sum(dim=1)
+    k = int(counts.max()) if counts.numel() else 0
+    if k == 0 or 4 * k >= data.shape[1]:
+        return _pair_in(data, vals, order)
+    rows, cols = cand.nonzero(as_tuple=True)  # by row, then by position: each row's candidates in order
+    starts = torch.cumsum(counts, 0) - counts
+    slot = torch.arange(rows.numel()) - starts[rows]
+    positions = torch.full((data.shape[0], k), -1, dtype=torch.int64)
+    positions[rows, slot] = cols
+    values = torch.full((data.shape[0], k), float("nan"), dtype=data.dtype)
+    values[rows, slot] = data[rows, cols]
+    found = _pair_in(values, vals, order)
+    return torch.where(found >= 0, torch.gather(positions, 1, found.clamp(min=0)), -1)
+
+
+def _pair_in(data: torch.Tensor, vals: torch.Tensor, order) -> torch.Tensor:
     taken = torch.zeros_like(data, dtype=torch.bool)
     found = torch.full(vals.shape, -1, dtype=torch.int64)
     rows = torch.arange(data.shape[0])
