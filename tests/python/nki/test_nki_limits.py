@@ -288,3 +288,21 @@ def test_tiles_the_kernel_places_over_each_other_take_their_memory_once():
     assert torch.equal(ring(x, 2, 0).cpu(), torch.full((128, 1), 7.0 * 32768))
     with pytest.raises(nki.NKIError, match="SBUF capacity exceeded"):
         ring(x, 2, 128 * 1024)  # the second address ends at 256 KiB, past a trn2 partition's 224 KiB
+
+
+def test_each_core_of_an_lnc2_launch_has_its_own_sbuf():
+    @nki.jit
+    def big_on_both(x):
+        """Each core allocates 160 KiB per partition (320 KiB in all, over one
+        core's 224 KiB) at the same point of the trace: core 0 has no work
+        (AWS's cross_entropy on one position), so its tile is never used."""
+        t = nl.ndarray((128, 81920), dtype=nl.bfloat16, buffer=nl.sbuf)
+        out = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        if nl.program_id(0) == 1:
+            nisa.memset(dst=t, value=1.0)
+            acc = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.tensor_reduce(dst=acc, op=nl.add, data=t, axis=1)
+            nisa.dma_copy(dst=out, src=acc)
+        return out
+
+    assert torch.equal(big_on_both[2](torch.zeros(1).neuron()).cpu(), torch.full((128, 1), 81920.0))

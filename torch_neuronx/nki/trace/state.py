@@ -225,15 +225,20 @@ class Trace:
 
     # -- capacity (at the end of the trace) ------------------------------
     def check_capacity(self):
-        """SBUF and PSUM in use at each allocation: the buffers the emulator
-        placed, summed, plus the furthest extent of those the kernel placed
-        itself (`address=`: a circular buffer's tiles share their memory)."""
+        """SBUF and PSUM in use at each allocation, on each physical core: the
+        buffers the emulator placed, summed, plus the furthest extent of those
+        the kernel placed itself (`address=`: a circular buffer's tiles share
+        their memory)."""
+        for core in sorted({b.core for b in self.buffers}):  # each physical core has its own SBUF and PSUM
+            self._check_capacity_of(core)
+
+    def _check_capacity_of(self, core: int):
         lim = self.limits
         sbuf_cap = lim.sbuf_bytes_per_partition
         bank = lim.psum_bank_bytes
         events = []
         for b in self.buffers:
-            if not b.kind.on_chip or b.role != "onchip":
+            if not b.kind.on_chip or b.role != "onchip" or b.core != core:
                 continue
             size = b.bytes_per_partition()
             if b.kind is PSUM:
