@@ -8,6 +8,7 @@ Each is checked against PyTorch on `neuron` tensors."""
 import nki
 import nki.isa as nisa
 import nki.language as nl
+import pytest
 import torch
 from helpers.nki_tiles import load, store
 
@@ -111,3 +112,29 @@ def dma_transposed_4d(x):
 def test_dma_transpose_of_four_dimensions_swaps_the_first_and_last():
     x = torch.randn(8, 1, 3, 16)
     assert torch.equal(dma_transposed_4d(x.neuron()).cpu(), x.permute(3, 1, 2, 0))
+
+
+@nki.jit(platform_target="trn3")
+def exp_with_row_sums(x, row_max):
+    t, m = load(x), load(row_max)
+    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+    sums = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.exponential(dst=out, src=t, max_value=m, reduce_res=sums, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    return store(out), store(sums)
+
+
+def test_exponential_on_trn3_and_refused_on_trn2():
+    x = torch.randn(16, 32)
+    row_max = x.amax(dim=1, keepdim=True)
+    out, sums = (t.cpu() for t in exp_with_row_sums(x.neuron(), row_max.neuron()))
+    torch.testing.assert_close(out, torch.exp(x - row_max))
+    torch.testing.assert_close(sums, torch.exp(x - row_max).sum(dim=1, keepdim=True))
+
+    @nki.jit
+    def on_trn2(x):
+        t = load(x)
+        nisa.exponential(dst=t, src=t)
+        return store(t)
+
+    with pytest.raises(nki.NKIError, match="available only on NeuronCore-v4"):
+        on_trn2(x.neuron())

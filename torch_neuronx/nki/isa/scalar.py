@@ -1,12 +1,14 @@
-"""nki.isa Scalar-engine instructions: `activation` and `activation_reduce`,
-op(data * scale + bias) with an optional sum along the free axes (both call
-styles, see calls.py)."""
+"""nki.isa activation instructions: the Scalar engine's `activation` and
+`activation_reduce`, op(data * scale + bias) with an optional sum along the
+free axes (both call styles, see calls.py), and Trainium3's `exponential`
+on the Vector engine, exp(src - max_value) with an optional running sum."""
 
 from __future__ import annotations
 
 import torch
 
 from ..errors import NKIUnsupported
+from ..trace import state
 from ..trace.emit import emit
 from ..trace.operands import as_tile, f32
 from ..trace.tile import Tile
@@ -124,4 +126,49 @@ def _activation(d, cmd):
         )
     elif res is not None and cmd == reduce_cmd.reset:
         fill(res, 0.0)
+    return out
+
+
+def exponential(*args, **kwargs):
+    """dst = exp(src - max_value) in fp32 (NeuronCore-v4 and newer), with the
+    sum along the free axes into reduce_res when reduce_cmd says so."""
+    d = split(
+        args,
+        kwargs,
+        {
+            "dst": REQ,
+            "src": REQ,
+            "max_value": 0.0,
+            "reduce_res": None,
+            "reduce_cmd": reduce_cmd.idle,
+            "reduce_init": 0.0,
+        },
+    )
+    need(d, "dst", "src")
+    tr = state.require("nisa.exponential")
+    if tr.target != "trn3":
+        raise tr.error(
+            f"nisa.exponential is available only on NeuronCore-v4 and newer (Trainium3); this kernel is traced for "
+            f"{tr.target}: use nisa.activation(op=nl.exp, bias=...) or platform_target='trn3'"
+        )
+    src, m = as_tile(d["src"], "exponential src"), d["max_value"]
+    srcs = [src] + ([m] if isinstance(m, Tile) else [])
+
+    def compute(x, *rest):
+        sub = f32(rest[0]).float() if rest else float(m)
+        return torch.exp(f32(x).float() - sub)
+
+    out = emit("exponential", "vector", compute, srcs, dst=d["dst"], shape=src.shape)
+    cmd, res = d["reduce_cmd"], d["reduce_res"]
+    if res is not None and cmd in (reduce_cmd.reduce, reduce_cmd.reset_reduce):
+        axes = list(range(1, out.ndim))
+        emit(
+            "exponential_reduce",
+            "vector",
+            lambda a: f32(a).float().sum(dim=axes, keepdim=True).reshape((a.shape[0],) + tuple(res.shape[1:])),
+            [out],
+            dst=res,
+            accumulate=cmd == reduce_cmd.reduce,
+            keep_src_shapes="partition",
+        )
     return out
