@@ -142,3 +142,26 @@ def test_a_core_that_fails_stops_the_other_at_its_meeting():
     with pytest.raises(RuntimeError, match="indirect access .* reaches element"):
         fails_on_core_1[2](x, torch.tensor([[5]], dtype=torch.int32).neuron())
     assert time.monotonic() - t0 < 60  # the barrier was broken, not waited out
+
+
+@nki.jit
+def zero_then_store_halves(x):
+    """Both cores zero the whole shared output, then each stores its half of
+    x into it, with no barrier between: on the chip the cores progress
+    together, so both zeroings land before either store (AWS's NKI Library
+    tests write so)."""
+    c = nl.program_id(0)
+    p, f = x.shape[0] // 2, x.shape[1]
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    zeros = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=zeros, value=0.0)
+    nisa.dma_copy(dst=out, src=zeros)
+    half = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=half, src=x[c * p : (c + 1) * p, :])
+    nisa.dma_copy(dst=out[c * p : (c + 1) * p, :], src=half)
+    return out
+
+
+def test_cores_that_never_meet_still_progress_together():
+    x = torch.randn(64, 16)
+    assert torch.equal(zero_then_store_halves[2](x.neuron()).cpu(), x)

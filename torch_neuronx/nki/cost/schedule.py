@@ -1,12 +1,14 @@
 """`estimate(trace)`: the instructions of a trace on the engines' timelines.
 
 Engines run their own instruction streams: an instruction starts when its
-engine is free and the instructions that wrote what it reads (or read what
-it overwrites) have finished, so loads of one tile overlap the matmul of the
-previous one exactly as far as the kernel's buffers allow; a DMA completes a
-fixed latency (descriptors, semaphores) after its transfer. The programs of an
-LNC=2 launch (`Instr.core`) run at once, each on its own core's engines and
-DMA queues, sharing HBM: the estimate is the logical core's. Not modelled: the
+engine is free and the instructions that wrote what it reads (or read or
+wrote what it overwrites) have finished, so loads of one tile overlap the
+matmul of the previous one exactly as far as the kernel's buffers allow; a
+DMA completes a fixed latency (descriptors, semaphores) after its transfer.
+The programs of an LNC=2 launch (`Instr.core`) run at once, each on its own
+core's engines and DMA queues, sharing HBM: a core waits for its own
+accesses only (nothing orders the two cores but their meetings), and the
+estimate is the logical core's. Not modelled: the
 kernel's launch preamble, SBUF bank conflicts, DMA descriptor efficiency for
 small rows, the Vector engine's bf16 fast modes.
 """
@@ -91,14 +93,20 @@ class _Timeline:
         self.core = core
         self.engine_free: dict = {}  # per (physical core, engine)
         self.dma_free: dict = {}  # per physical core: when each of its DMA queues is free
-        self.times = _Times()
+        self.times_of: dict = {}  # per physical core: a core waits only for its own reads and writes
+
+    def times(self, core: int) -> _Times:
+        t = self.times_of.get(core)
+        if t is None:
+            t = self.times_of[core] = _Times()
+        return t
 
     def ready(self, ins) -> float:
         t = 0.0
         for a in ins.reads:  # read after write
-            t = max(t, self.times.last(a, 0))
-        for a in ins.writes:  # write after read
-            t = max(t, self.times.last(a, 1))
+            t = max(t, self.times(ins.core).last(a, 0))
+        for a in ins.writes:  # write after read, and after write (the compiler keeps a core's writes in order)
+            t = max(t, self.times(ins.core).last(a, 1), self.times(ins.core).last(a, 0))
         return t
 
     def place(self, ins, eng, dur, n_dma, ready):
@@ -117,9 +125,9 @@ class _Timeline:
 
     def done(self, ins, end):
         for a in ins.writes:
-            self.times.wrote(a, end)
+            self.times(ins.core).wrote(a, end)
         for a in ins.reads:
-            self.times.read(a, end)
+            self.times(ins.core).read(a, end)
 
 
 def estimate(trace) -> Estimate:
@@ -142,7 +150,8 @@ def estimate(trace) -> Estimate:
         if not group:
             continue
         while prune and dead < len(by_last_use) and by_last_use[dead].last_use < group[0].seq:
-            tl.times.state.pop(by_last_use[dead].id, None)
+            for times in tl.times_of.values():
+                times.state.pop(by_last_use[dead].id, None)
             dead += 1
         timed = [(ins, *instruction_time(ins, core)) for ins in group]
         ready = [tl.ready(ins) for ins in group]
@@ -155,7 +164,7 @@ def estimate(trace) -> Estimate:
             for ins in group:
                 tl.engine_free[(ins.core, ins.engine)] = met
                 for a in ins.reads:  # the shared tensor it guards: both cores' writes are in
-                    tl.times.wrote(a, met)
+                    tl.times(ins.core).wrote(a, met)
         for (ins, eng, dur, n_dma), (start, end) in zip(timed, placed):
             if eng == "dma":
                 dma_bytes += ins.cost.get("bytes", 0)
@@ -163,6 +172,7 @@ def estimate(trace) -> Estimate:
                 flops += 2 * ins.cost.get("k", 0) * ins.cost.get("m", 0) * ins.cost.get("n", 0)
             busy[eng] = busy.get(eng, 0.0) + (dur * n_dma / core.dma_engines if eng == "dma" else dur)
             timeline.append((ins.name, eng, start * 1e6, dur * 1e6, ins.line))
+            ins.est_start = start
             count[eng] = count.get(eng, 0) + 1
             tl.done(ins, end)
             end_all = max(end_all, end)

@@ -84,6 +84,7 @@ def forward_stores(instrs):
         ):
             continue
         prod.writes = [dst]
+        prod.est_start = max(prod.est_start, ins.est_start)  # it now does the store's write: order it as the store
         drop.add(i)
     return [ins for i, ins in enumerate(instrs) if i not in drop]
 

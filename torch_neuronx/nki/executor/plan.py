@@ -39,6 +39,7 @@ class Plan:
         # an LNC=2 launch whose programs meet runs them at once (programs.py): each core's instructions
         # rewritten on their own, its steps a range of self.steps
         self.core_steps = None
+        self.cores_apart = len({ins.core for ins in trace.instrs}) > 1  # the cores' programs interleave when they run
         # forwarding tiles to HBM views would reach into dynamic loops' bodies: none where there are such loops
         forward = not any(ins.name == "loop_begin" for ins in trace.instrs)
         if any(ins.sync is not None for ins in trace.instrs):
@@ -48,6 +49,13 @@ class Plan:
                 self.core_steps.append(range(len(self.instrs), len(self.instrs) + len(instrs)))
                 self.instrs += instrs
                 self.forwarded |= forwarded
+        elif len({ins.core for ins in trace.instrs}) > 1 and forward:
+            # an LNC=2 launch whose programs do not meet: one list, each core's instructions in its own
+            # order, interleaved by when the cost model starts them, so the cores progress as on the chip
+            # (both zero a shared output before either stores into it)
+            per_core = [fuse.optimize([ins for ins in trace.instrs if ins.core == c]) for c in (0, 1)]
+            self.instrs = _interleave(per_core[0][0], per_core[1][0])
+            self.forwarded = per_core[0][1] | per_core[1][1]
         else:
             self.instrs, self.forwarded = fuse.optimize(trace.instrs, forward)
         self.written = {a.buffer.root().id for ins in self.instrs for a in ins.writes}
@@ -87,7 +95,7 @@ class Plan:
             while ending and ending[0][0] < b.alloc_seq:
                 _, key, t = ending.pop(0)
                 free.setdefault(key, []).append(t)
-            key = (b.shape, b.dtype, b.core if self.core_steps else 0)  # cores running at once share nothing
+            key = (b.shape, b.dtype, b.core if self.cores_apart else 0)  # cores running at once share nothing
             pool = free.get(key)
             t = pool.pop() if pool else None
             if t is None:
@@ -157,3 +165,16 @@ class Plan:
         except Exception as e:
             ins = self.instrs[i]
             raise RuntimeError(f"NKI kernel '{self.kernel_name}': {ins.name} at {ins.line} failed: {e}") from e
+
+
+def _interleave(a: list, b: list) -> list:
+    """a and b merged by their instructions' estimated start times, each kept in its own order."""
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        if a[i].est_start <= b[j].est_start:
+            out.append(a[i])
+            i += 1
+        else:
+            out.append(b[j])
+            j += 1
+    return out + a[i:] + b[j:]

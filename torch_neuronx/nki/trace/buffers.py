@@ -140,3 +140,4 @@ class Instr:
     oob_skip: bool = False  # indirect operands skip elements outside their tensor (oob_mode.skip)
     sync: object = None  # a meeting point of an LNC=2 launch's two programs (trace/syncs.py)
     attrs: object = None  # a dynamic loop's begin and end markers (trace/dynamic.py)
+    est_start: float = 0.0  # when the cost model starts it, in seconds (cost/schedule.py)
