@@ -34,7 +34,7 @@ from .executor.plan import Plan
 from .trace import dynamic, syncs
 from .trace.access import Access
 from .trace.buffers import HBM, Buffer
-from .trace.state import Trace, active
+from .trace.state import Trace, active, current
 from .trace.tile import Tile
 
 # Traces (plans, on-chip tensors, estimates) kept per kernel: a harness that
@@ -111,6 +111,13 @@ class Kernel:
 
     # ----------------------------------------------------------------
     def _call(self, grid, *args, **kwargs):
+        if current() is not None:  # called from inside a kernel being traced: a subroutine of that kernel
+            if grid:
+                raise NKIError(
+                    f"kernel '{self.__name__}' is launched with a grid {list(grid)} from inside another kernel; "
+                    f"call it without one: it runs as part of the calling kernel's programs"
+                )
+            return self.fn(*args, **kwargs)
         numpy_in = any(_is_array(a) for a in itertools.chain(args, kwargs.values()))
         if numpy_in:
             args = [torch.from_numpy(a) if _is_array(a) else a for a in args]

@@ -165,3 +165,26 @@ def zero_then_store_halves(x):
 def test_cores_that_never_meet_still_progress_together():
     x = torch.randn(64, 16)
     assert torch.equal(zero_then_store_halves[2](x.neuron()).cpu(), x)
+
+
+@nki.jit
+def copy_my_rows(x, out):
+    c = nl.program_id(0)
+    assert nl.num_programs(0) == 2  # the caller's launch: two programs
+    rows = nl.ndarray((x.shape[0] // 2, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
+    half = x.shape[0] // 2
+    nisa.dma_copy(dst=rows, src=x[c * half : (c + 1) * half, :])
+    nisa.dma_copy(dst=out[c * half : (c + 1) * half, :], src=rows)
+
+
+@nki.jit
+def wrapper(x):
+    """A kernel that calls another nki.jit kernel, as AWS's test wrappers call the library's."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    copy_my_rows(x, out)
+    return out
+
+
+def test_a_kernel_called_from_a_kernel_is_part_of_its_programs():
+    x = torch.randn(32, 8)
+    assert torch.equal(wrapper[2](x.neuron()).cpu(), x)
