@@ -240,8 +240,7 @@ def test_nkiobject_dataclasses_without_annotations_take_their_fields_by_keyword(
     s = Section(index=2, offset=256)
     assert (s.index, s.offset) == (2, 256)
     assert Sizes(4).spare == [] and Sizes(rows=4).rows == 4
-    with pytest.raises(TypeError, match="missing required argument 'rows'"):
-        Sizes()
+    assert Sizes().rows is None  # a field left out is None, as AWS's compiler takes it
     with pytest.raises(TypeError, match="unexpected keyword argument 'colz'"):
         Sizes(4, colz=1)
 

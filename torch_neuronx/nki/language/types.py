@@ -15,7 +15,8 @@ class NKIObject:
     """`Sub(*fields, **fields)`: each subclass's constructor sets the fields
     it is given, as AWS's compiler does. Positional arguments bind to the
     fields of a dataclass subclass in order, missing ones take their
-    defaults; a keyword may also name a plain class attribute (AWS's NKI
+    defaults, or None where a field has none (AWS's compiler accepts a
+    constructor that leaves fields out); a keyword may also name a plain class attribute (AWS's NKI
     Library decorates classes with @dataclass whose fields have no
     annotations, and constructs them by keyword); a plain subclass takes
     any keyword. A subclass that defines
@@ -48,8 +49,8 @@ def _init(self, *args, **kwargs):
             values[f.name] = f.default
         elif f.default_factory is not dataclasses.MISSING:
             values[f.name] = f.default_factory()
-        else:
-            raise TypeError(f"{cls.__name__}() missing required argument {f.name!r}")
+        else:  # AWS's NKI Library leaves fields out of its constructors (MLP TKG's remainderIFused): None
+            values[f.name] = None
     known = {f.name for f in fields}
     for name, value in values.items():
         if fields and name not in known and not hasattr(cls, name):
