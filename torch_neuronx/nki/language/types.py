@@ -14,13 +14,12 @@ from ..trace.tile import Tile
 class NKIObject:
     """`Sub(*fields, **fields)`: each subclass's constructor sets the fields
     it is given, as AWS's compiler does. Positional arguments bind to the
-    fields of a dataclass subclass in order, missing ones take their
-    defaults, or None where a field has none (AWS's compiler accepts a
-    constructor that leaves fields out); a keyword may also name a plain class attribute (AWS's NKI
-    Library decorates classes with @dataclass whose fields have no
-    annotations, and constructs them by keyword); a plain subclass takes
-    any keyword. A subclass that defines
-    its own __init__ keeps it."""
+    fields of a dataclass subclass in order; a field left out takes its
+    default, or None where it has none (AWS's compiler accepts such
+    constructors); a keyword may also name a plain class attribute (AWS's
+    NKI Library decorates classes with @dataclass whose fields have no
+    annotations, and constructs them by keyword); a plain subclass takes any
+    keyword. A subclass that defines its own __init__ keeps it."""
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
