@@ -224,8 +224,7 @@ class _Traced:
             {a.buffer.root().index for ins in trace.instrs for a in ins.writes if a.buffer.root().role == "arg"}
         )
         self._plan = None
-        self._lock = threading.Lock()  # held while tracing
-        self._lru_lock = threading.Lock()
+        self._lock = threading.Lock()
 
     def plan(self) -> Plan:
         if self._plan is None:

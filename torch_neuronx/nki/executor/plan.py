@@ -80,6 +80,8 @@ class Plan:
                 rd, wr = ops
             self.steps.append(ins.step(rd, wr, ins.accumulate))
         self.inside = loops.fold(self.instrs, self.steps, self._operand)  # steps that run in a loop's body
+        for b in self.buffers:  # the trace's per-element state (stamps, poison) served its checks
+            b.stamps = b.poison = None
 
     def _allocate_onchip(self, trace) -> int:
         """Gives each on-chip buffer a tensor, reusing the tensor of a buffer
