@@ -1,7 +1,7 @@
 """A stand-in for AWS's `neuron_dtypes` (not on PyPI), written for the NKI
 Library yardstick: the names the library's test harness calls. NumPy dtypes
 of the Neuron number formats come from ml_dtypes; `static_cast` rounds to
-nearest, ties to even, as ml_dtypes' casts do.
+nearest, ties to even, as ml_dtypes' casts do, and saturates into fp8.
 
 The packed MX formats (four fp8 or fp4 values in 32 bits) are opaque 4-byte
 dtypes here: arrays of them pass through, nothing converts them."""
@@ -37,9 +37,19 @@ def _dtype(dtype):
     return np.dtype(dtype)  # NumPy dtypes and scalar types, ml_dtypes, nl dtypes (their .dtype)
 
 
+_SATURATING = (float8_e4m3, float8_e4m3fn, float8_e5m2)
+
+
 def static_cast(array, dtype):
-    """`array` converted to `dtype` (a NumPy dtype or its name)."""
-    return np.asarray(array).astype(_dtype(dtype))
+    """`array` converted to `dtype` (a NumPy dtype or its name); into an fp8
+    format, values past its largest finite one saturate to it, as the
+    hardware's conversions do (NaN stays NaN)."""
+    target = _dtype(dtype)
+    array = np.asarray(array)
+    if target in _SATURATING and array.dtype != target:
+        top = float(ml_dtypes.finfo(target).max)
+        array = np.clip(array.astype(np.float32), -top, top)
+    return array.astype(target)
 
 
 def sizeinbytes(dtype) -> int:
