@@ -138,3 +138,34 @@ def test_exponential_on_trn3_and_refused_on_trn2():
 
     with pytest.raises(nki.NKIError, match="available only on NeuronCore-v4"):
         on_trn2(x.neuron())
+
+
+@nki.jit
+def sum_of_squares_into_a_discarded_view(x):
+    """activation_reduce with its dst a zero-step view of a [P, 1] tile, as AWS's
+    qkv_cte discards the activation and keeps only the reduction."""
+    t = load(x)
+    p, f = x.shape
+    act = nl.ndarray((p, 1), dtype=nl.float32, buffer=nl.sbuf)
+    sums = nl.ndarray((p, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation_reduce(
+        dst=act.ap(pattern=[[1, p], [0, f]]), op=nl.square, data=t, reduce_op=nl.add, reduce_res=sums
+    )
+    scaled = nl.ndarray((p, f), dtype=nl.float32, buffer=nl.sbuf)
+    row_max = nl.ndarray((p, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar_reduce(
+        dst=scaled.ap(pattern=[[f, p], [0, f]]),
+        data=t,
+        op0=nl.multiply,
+        operand0=2.0,
+        reduce_op=nl.maximum,
+        reduce_res=row_max,
+    )
+    return store(sums), store(row_max)
+
+
+def test_a_reduction_is_of_the_results_not_of_a_discarded_destination():
+    x = torch.randn(32, 48)
+    sums, row_max = (t.cpu() for t in sum_of_squares_into_a_discarded_view(x.neuron()))
+    torch.testing.assert_close(sums, (x * x).sum(dim=1, keepdim=True))
+    assert torch.equal(row_max, (x * 2).amax(dim=1, keepdim=True))

@@ -114,15 +114,17 @@ def _activation(d, cmd):
     if res is not None and cmd in (reduce_cmd.reduce, reduce_cmd.reset_reduce):
         if d.get("reduce_op") not in (None,) and REDUCE.get(name_of(d["reduce_op"])) != "sum":
             raise NKIUnsupported(f"activation reduce_op {d['reduce_op']!r}: only nl.add is supported")
-        axes = list(range(1, out.ndim))
+        # the sum of the fp32 results, as the engine adds them before rounding: computed again from the
+        # sources, not read back from dst (which may be a broadcast view, AWS's kernels discard it so)
+        axes = list(range(1, data.ndim))
         emit(
             "activation_reduce",
             "scalar",
-            lambda a: f32(a).sum(dim=axes, keepdim=True).reshape((a.shape[0],) + tuple(res.shape[1:])),
-            [out],
+            lambda *vals: compute(*vals).sum(dim=axes, keepdim=True).reshape((data.shape[0],) + tuple(res.shape[1:])),
+            srcs,
             dst=res,
             accumulate=cmd == reduce_cmd.reduce,
-            keep_src_shapes="partition",
+            keep_src_shapes=True,
         )
     elif res is not None and cmd == reduce_cmd.reset:
         fill(res, 0.0)
@@ -161,14 +163,14 @@ def exponential(*args, **kwargs):
     out = emit("exponential", "vector", compute, srcs, dst=d["dst"], shape=src.shape)
     cmd, res = d["reduce_cmd"], d["reduce_res"]
     if res is not None and cmd in (reduce_cmd.reduce, reduce_cmd.reset_reduce):
-        axes = list(range(1, out.ndim))
+        axes = list(range(1, src.ndim))  # of the fp32 results, computed again from the sources (as activation's)
         emit(
             "exponential_reduce",
             "vector",
-            lambda a: f32(a).float().sum(dim=axes, keepdim=True).reshape((a.shape[0],) + tuple(res.shape[1:])),
-            [out],
+            lambda *vals: compute(*vals).sum(dim=axes, keepdim=True).reshape((src.shape[0],) + tuple(res.shape[1:])),
+            srcs,
             dst=res,
             accumulate=cmd == reduce_cmd.reduce,
-            keep_src_shapes="partition",
+            keep_src_shapes=True,
         )
     return out

@@ -107,15 +107,16 @@ def tensor_scalar_reduce(*args, **kwargs):
         )
     out = tensor_scalar(dst=d["dst"], data=d["data"], op0=d["op0"], operand0=d["operand0"], reverse0=d["reverse0"])
     res = as_tile(d["reduce_res"], "tensor_scalar_reduce reduce_res")
-    axes = list(range(1, out.ndim))
-    emit(
-        "tensor_scalar_reduce",
-        "vector",
-        lambda a: getattr(f32(a), how)(dim=axes, keepdim=True).reshape((a.shape[0],) + tuple(res.shape[1:])),
-        [out],
-        dst=res,
-        keep_src_shapes="partition",
-    )
+    data = as_tile(d["data"], "tensor_scalar_reduce data")
+    o0 = _scalar_operand(d["operand0"])
+    srcs = [data] + ([o0] if isinstance(o0, Tile) else [])
+    axes = list(range(1, data.ndim))
+
+    def reduced(x, *rest):  # of the fp32 results, computed again from the sources, not read back from dst
+        r = _apply(d["op0"], f32(x).float(), rest[0] if rest else o0, d["reverse0"], "tensor_scalar_reduce")
+        return getattr(r, how)(dim=axes, keepdim=True).reshape((data.shape[0],) + tuple(res.shape[1:]))
+
+    emit("tensor_scalar_reduce", "vector", reduced, srcs, dst=res, keep_src_shapes=True)
     return out
 
 
