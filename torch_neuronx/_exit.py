@@ -52,9 +52,12 @@ def _flush_autograd_device_threads() -> None:
         # Python object in this GraphTask too. It releases the GIL while it
         # runs, through the device thread (multithreading on for this call).
         with torch.autograd.set_multithreading_enabled(True):
-            torch.autograd.Variable._execution_engine.run_backward(
-                (out,), (torch.ones_like(out),), False, False, (), True, True
-            )
+            try:
+                torch.autograd.Variable._execution_engine.run_backward(
+                    (out,), (torch.ones_like(out),), False, False, (), True, True
+                )
+            except RuntimeError:  # no thread could start (a process at its memory limit): none to flush either
+                return
 
 
 def _before_finalization() -> None:
